@@ -1,0 +1,28 @@
+# Tributary: two commands to know.
+#   make demo   builds and runs `tributary demo`
+#   make test   builds and runs the whole test suite
+# Each first installs what is missing (scripts/bootstrap).
+
+SWIFT ?= swift
+DEMO_DIR ?= $(CURDIR)/demo-output
+
+.PHONY: bootstrap build demo test bench clean
+
+bootstrap:
+	@./scripts/bootstrap
+
+build: bootstrap
+	$(SWIFT) build
+
+demo: build
+	$(SWIFT) run tributary demo --dir $(DEMO_DIR)
+
+test: bootstrap
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: bootstrap
+	$(SWIFT) run -c release --package-path Benchmarks TributaryBenchmarks $(BENCH)
+
+clean:
+	rm -rf .build Benchmarks/.build $(DEMO_DIR)

@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tributary",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Tributary", targets: ["Tributary"]),
+        .executable(name: "tributary", targets: ["TributaryCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .target(
+            name: "Tributary",
+            dependencies: [
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "TributaryCLI",
+            dependencies: [
+                "Tributary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "TributaryTests",
+            dependencies: ["Tributary", "CSQLite"]
+        ),
+        .testTarget(
+            name: "TributaryCLITests",
+            dependencies: ["TributaryCLI"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,75 @@
+/// Deletes rows by primary key and applies the model's delete rules:
+/// nullify clears the other side, cascade deletes it (recursively), deny
+/// fails the whole transaction while related rows exist.
+struct BatchDeleter {
+    let schema: StoreSchema
+    /// Rows deleted so far, by entity.
+    private(set) var deleted: [String: Set<Int64>] = [:]
+
+    init(schema: StoreSchema) {
+        self.schema = schema
+    }
+
+    var deletedCount: Int { deleted.values.reduce(0) { $0 + $1.count } }
+
+    /// Deletes `keys` of `entity` and everything its cascade rules reach.
+    mutating func delete(_ keys: [Int64], of entity: String, on db: Connection) throws {
+        let table = try schema.table(entity)
+        var already = deleted[entity, default: []]
+        let fresh = keys.filter { already.insert($0).inserted }
+        deleted[entity] = already
+        guard !fresh.isEmpty else { return }
+        for chunk in stride(from: 0, to: fresh.count, by: 10_000).map({ Array(fresh[$0..<min($0 + 10_000, fresh.count)]) }) {
+            try deleteChunk(chunk, table: table, on: db)
+        }
+    }
+
+    private mutating func deleteChunk(_ keys: [Int64], table: StoreSchema.Table, on db: Connection) throws {
+        let list = AttributeValue.string("[" + keys.map(String.init).joined(separator: ",") + "]")
+        let inList = "IN (SELECT value FROM json_each(?))"
+        for relationship in table.entity.relationships {
+            let destination = quote(relationship.destinationEntity)
+            // The related rows, as primary keys of the destination.
+            let relatedSQL: String
+            switch table.storage[relationship.name]! {
+            case .foreignKeyHere(let column):
+                relatedSQL = "SELECT \(quote(column)) FROM \(quote(table.name)) WHERE \"_pk\" \(inList) AND \(quote(column)) IS NOT NULL"
+            case .foreignKeyOnDestination(let column):
+                relatedSQL = "SELECT \"_pk\" FROM \(destination) WHERE \(quote(column)) \(inList)"
+            case .joinTable(let joinTable, let sourceColumn, let destinationColumn):
+                relatedSQL = "SELECT \(quote(destinationColumn)) FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)"
+            }
+            switch relationship.deleteRule {
+            case .deny:
+                let pending = deleted[relationship.destinationEntity, default: []]
+                let statement = try db.cachedStatement(relatedSQL)
+                try statement.bind([list])
+                while try statement.step() {
+                    if !pending.contains(statement.int64(at: 0)) {
+                        statement.reset()
+                        throw TributaryError(.deleteDenied, "cannot delete \(table.name): its '\(relationship.name)' still has \(relationship.destinationEntity) objects and the rule is deny", location: table.name,
+                                             hint: "delete or move the related \(relationship.destinationEntity) objects first")
+                    }
+                }
+            case .cascade:
+                var related: [Int64] = []
+                let statement = try db.cachedStatement(relatedSQL)
+                try statement.bind([list])
+                while try statement.step() { related.append(statement.int64(at: 0)) }
+                try delete(related, of: relationship.destinationEntity, on: db)
+            case .nullify:
+                break
+            }
+            // Clear the links that point at the deleted rows.
+            switch table.storage[relationship.name]! {
+            case .foreignKeyHere:
+                break
+            case .foreignKeyOnDestination(let column):
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) \(inList)", [list])
+            case .joinTable(let joinTable, let sourceColumn, _):
+                try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)", [list])
+            }
+        }
+        try db.execute("DELETE FROM \(quote(table.name)) WHERE \"_pk\" \(inList)", [list])
+    }
+}

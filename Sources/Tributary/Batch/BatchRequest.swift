@@ -1,0 +1,111 @@
+/// What a batch request reports (Core Data's `resultType` of batch requests).
+public enum BatchResultType: Sendable, Equatable {
+    /// Success only.
+    case statusOnly
+    /// The number of rows written.
+    case count
+    /// The object IDs of the rows written.
+    case objectIDs
+}
+
+/// The outcome of a batch request.
+///
+/// ```swift
+/// let result = try coordinator.execute(request)
+/// print(result.count, result.inserted, result.updated)
+/// ```
+public struct BatchResult: Sendable, Equatable {
+    /// Rows written (inserted, updated or deleted, including cascades for deletes).
+    public var count: Int
+    /// Rows newly inserted (batch insert).
+    public var inserted: Int
+    /// Existing rows updated (batch insert matching a unique constraint, or batch update).
+    public var updated: Int
+    /// Rows deleted, cascades included (batch delete).
+    public var deleted: Int
+    /// The IDs of the rows written, when the result type asked for them.
+    public var objectIDs: [ObjectID]
+
+    init(count: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, objectIDs: [ObjectID] = []) {
+        self.count = count
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.objectIDs = objectIDs
+    }
+}
+
+/// Inserts many rows in one transaction without loading objects
+/// (Core Data's `NSBatchInsertRequest`). Missing values take their defaults;
+/// a row matching an existing one on a unique constraint updates it with the
+/// values given and leaves its relationships alone.
+///
+/// ```swift
+/// let request = BatchInsertRequest(entityName: "Post", objects: [
+///     ["externalID": "p-1", "title": "Hello", "createdAt": .date(Date())],
+/// ])
+/// let result = try coordinator.execute(request)
+/// ```
+public struct BatchInsertRequest: Sendable {
+    /// The entity inserted into.
+    public var entityName: String
+    /// One dictionary per row, keyed by attribute or relationship name.
+    public var objects: [[String: AttributeValue]]
+    /// What the result reports.
+    public var resultType: BatchResultType = .count
+
+    /// A batch insert of `objects` into `entityName`.
+    public init(entityName: String, objects: [[String: AttributeValue]]) {
+        self.entityName = entityName
+        self.objects = objects
+    }
+}
+
+/// Sets values on every row matching a predicate, without loading objects
+/// (Core Data's `NSBatchUpdateRequest`).
+///
+/// ```swift
+/// var request = BatchUpdateRequest(entityName: "Tag", predicate: try Predicate(format: "color == nil"))
+/// request.propertiesToUpdate = ["color": "gray"]
+/// try coordinator.execute(request)
+/// ```
+public struct BatchUpdateRequest: Sendable {
+    /// The entity updated.
+    public var entityName: String
+    /// Which rows; all when nil.
+    public var predicate: Predicate?
+    /// New values by attribute or to-one relationship name.
+    public var propertiesToUpdate: [String: AttributeValue]
+    /// What the result reports.
+    public var resultType: BatchResultType = .count
+
+    /// A batch update of the rows of `entityName` matching `predicate`.
+    public init(entityName: String, predicate: Predicate? = nil, propertiesToUpdate: [String: AttributeValue] = [:]) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.propertiesToUpdate = propertiesToUpdate
+    }
+}
+
+/// Deletes every row matching a predicate without loading objects, applying
+/// the model's delete rules (Core Data's `NSBatchDeleteRequest`, which does not;
+/// Tributary does, so cascades and denies hold on every write path).
+///
+/// ```swift
+/// let request = BatchDeleteRequest(entityName: "Post", predicate: try Predicate(format: "createdAt < %@", .date(cutoff)))
+/// let result = try coordinator.execute(request)   // result.deleted counts cascades too
+/// ```
+public struct BatchDeleteRequest: Sendable {
+    /// The entity deleted from.
+    public var entityName: String
+    /// Which rows; all when nil.
+    public var predicate: Predicate?
+    /// What the result reports.
+    public var resultType: BatchResultType = .count
+
+    /// A batch delete of the rows of `entityName` matching `predicate`.
+    public init(entityName: String, predicate: Predicate? = nil) {
+        self.entityName = entityName
+        self.predicate = predicate
+    }
+}

@@ -1,0 +1,83 @@
+extension PersistentStoreCoordinator {
+    /// Runs a batch insert in one transaction; a bad object rejects the whole batch.
+    ///
+    /// ```swift
+    /// let result = try coordinator.execute(BatchInsertRequest(entityName: "Tag", objects: [["name": "swift"]]))
+    /// ```
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
+        let store = try requireStore()
+        var inserter = try BatchInserter(store: store, entityName: request.entityName)
+        return try store.database.write { db in
+            try inserter.run(request.objects, resultType: request.resultType, on: db)
+        }
+    }
+
+    /// Runs a batch update in one transaction.
+    ///
+    /// ```swift
+    /// try coordinator.execute(BatchUpdateRequest(entityName: "Tag", propertiesToUpdate: ["color": "red"]))
+    /// ```
+    @discardableResult
+    public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
+        let store = try requireStore()
+        let table = try store.schema.table(request.entityName)
+        let validator = ValueValidator(table: table)
+        var assignments: [String] = []
+        var arguments: [AttributeValue] = []
+        for (key, value) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
+            if let attribute = table.entity.attribute(named: key) {
+                arguments.append(try validator.attributeValue(value, attribute, row: nil))
+            } else if let relationship = table.entity.relationship(named: key), case .foreignKeyHere = table.storage[key]! {
+                arguments.append(try validator.targetKey(value, relationship, row: nil))
+            } else {
+                throw validator.unknownKey(key, row: nil)
+            }
+            assignments.append("\(quote(key)) = ?")
+        }
+        guard !assignments.isEmpty else {
+            throw TributaryError(.invalidInput, "a batch update needs at least one value to set", location: table.name, hint: "give key=value pairs")
+        }
+        assignments.append("\"_version\" = \"_version\" + 1")
+        let filter = try FetchQuery.whereClause(request.predicate, table: table, schema: store.schema)
+        let sql = "UPDATE \(quote(table.name)) AS t0 SET \(assignments.joined(separator: ", "))\(filter.sql) RETURNING \"_pk\""
+        return try store.database.write { db in
+            let statement = try db.makeStatement(sql)
+            try statement.bind(arguments + filter.arguments)
+            var result = BatchResult()
+            do {
+                while try statement.step() {
+                    result.count += 1
+                    if request.resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: statement.int64(at: 0))) }
+                }
+            } catch let error as SQLiteError {
+                throw UniqueViolation.translate(error, table: table, place: table.name)
+            }
+            result.updated = result.count
+            return result
+        }
+    }
+
+    /// Runs a batch delete in one transaction, applying delete rules.
+    ///
+    /// ```swift
+    /// try coordinator.execute(BatchDeleteRequest(entityName: "Post", predicate: try Predicate(format: "title == nil")))
+    /// ```
+    @discardableResult
+    public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+        let store = try requireStore()
+        let table = try store.schema.table(request.entityName)
+        let filter = try FetchQuery.whereClause(request.predicate, table: table, schema: store.schema)
+        return try store.database.write { db in
+            var keys: [Int64] = []
+            let statement = try db.makeStatement("SELECT t0.\"_pk\" FROM \(quote(table.name)) t0\(filter.sql)")
+            try statement.bind(filter.arguments)
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+            var deleter = BatchDeleter(schema: store.schema)
+            try deleter.delete(keys, of: table.name, on: db)
+            var result = BatchResult(count: keys.count, deleted: deleter.deletedCount)
+            if request.resultType == .objectIDs { result.objectIDs = keys.map { store.objectID(entity: table.name, primaryKey: $0) } }
+            return result
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// What a fetch returns.
+public enum FetchResultType: Sendable, Equatable {
+    /// Rows as values by property name (Core Data's dictionary result type).
+    case dictionary
+    /// Object IDs only.
+    case objectID
+    /// The number of matching rows.
+    case count
+}
+
+/// A sort key: an attribute or a key path through to-one relationships.
+///
+/// ```swift
+/// SortDescriptor("createdAt", ascending: false)
+/// try SortDescriptor(parsing: "title:desc")
+/// ```
+public struct SortDescriptor: Sendable, Equatable {
+    /// The key path.
+    public var key: String
+    /// Ascending (the default) or descending.
+    public var ascending: Bool
+
+    /// A sort descriptor.
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    /// Parses `key`, `key:asc` or `key:desc`, as the CLI's `--sort` takes them.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        guard let key = parts.first, !key.isEmpty else {
+            throw TributaryError(.invalidInput, "empty sort key", hint: "write --sort key or --sort key:desc")
+        }
+        var ascending = true
+        if parts.count == 2 {
+            switch parts[1].lowercased() {
+            case "asc", "ascending": ascending = true
+            case "desc", "descending": ascending = false
+            default: throw TributaryError(.invalidInput, "unknown sort direction '\(parts[1])' in '\(text)'", hint: "use asc or desc")
+            }
+        }
+        self.init(key, ascending: ascending)
+    }
+}
+
+/// A request for rows of one entity (Core Data's `NSFetchRequest`).
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Post")
+/// request.predicate = try Predicate(format: "title BEGINSWITH[c] %@", "swift")
+/// request.sortDescriptors = [SortDescriptor("createdAt", ascending: false)]
+/// request.fetchLimit = 20
+/// let rows = try coordinator.fetch(request)
+/// ```
+public struct FetchRequest: Sendable, Equatable {
+    /// The entity fetched.
+    public var entityName: String
+    /// Which rows; all when nil.
+    public var predicate: Predicate?
+    /// Order of the rows; by primary key when empty.
+    public var sortDescriptors: [SortDescriptor]
+    /// At most this many rows; 0 means no limit.
+    public var fetchLimit = 0
+    /// Skip this many rows first.
+    public var fetchOffset = 0
+    /// Rows per batch when enumerating; 0 means the default of 1,000.
+    public var fetchBatchSize = 0
+    /// What the fetch returns.
+    public var resultType: FetchResultType = .dictionary
+    /// The properties included in dictionary results; all attributes and to-one relationships when nil.
+    public var propertiesToFetch: [String]?
+
+    /// A request for `entityName`'s rows.
+    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+}

@@ -1,0 +1,63 @@
+extension PersistentStoreCoordinator {
+    /// The rows matching `request`, as dictionaries (or with only IDs filled for `.objectID`).
+    ///
+    /// ```swift
+    /// let recent = try coordinator.fetch(FetchRequest(entityName: "Post", sortDescriptors: [SortDescriptor("createdAt", ascending: false)]))
+    /// ```
+    public func fetch(_ request: FetchRequest) throws -> [FetchedRow] {
+        var rows: [FetchedRow] = []
+        try enumerate(request) { batch in rows += batch }
+        return rows
+    }
+
+    /// The object IDs of the rows matching `request`.
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
+        var request = request
+        request.resultType = .objectID
+        return try fetch(request).map(\.objectID)
+    }
+
+    /// The number of rows matching `request` (its limit and offset apply).
+    public func count(for request: FetchRequest) throws -> Int {
+        let store = try requireStore()
+        var countRequest = request
+        countRequest.resultType = .count
+        countRequest.fetchLimit = 0
+        countRequest.fetchOffset = 0
+        let query = try FetchQuery(countRequest, schema: store.schema)
+        var total = try store.database.read { db in
+            Int(try db.scalar(query.sql, query.arguments)?.integerValue ?? 0)
+        }
+        total = max(0, total - request.fetchOffset)
+        return request.fetchLimit > 0 ? min(total, request.fetchLimit) : total
+    }
+
+    /// Streams the rows matching `request` in batches of `fetchBatchSize` (1,000 by
+    /// default), from one consistent snapshot, holding at most one batch in memory.
+    ///
+    /// ```swift
+    /// try coordinator.enumerate(request) { batch in
+    ///     for row in batch { index(row) }
+    /// }
+    /// ```
+    public func enumerate(_ request: FetchRequest, _ body: ([FetchedRow]) throws -> Void) throws {
+        let store = try requireStore()
+        let query = try FetchQuery(request, schema: store.schema)
+        let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : 1000
+        let storeID = store.identifier
+        try store.database.read { db in
+            let statement = try db.makeStatement(query.sql)
+            try statement.bind(query.arguments)
+            var batch: [FetchedRow] = []
+            batch.reserveCapacity(min(batchSize, 4096))
+            while try statement.step() {
+                batch.append(query.row(from: statement, storeID: storeID))
+                if batch.count == batchSize {
+                    try body(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try body(batch) }
+        }
+    }
+}

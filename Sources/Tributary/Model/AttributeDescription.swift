@@ -1,0 +1,55 @@
+/// An attribute of an entity: a name, a type, whether it may be nil, and a default.
+///
+/// ```swift
+/// Attribute("title", .string, optional: false)
+/// Attribute("color", .string, default: "gray")
+/// Attribute("password", .string).excludedFromHistory()
+/// ```
+public struct AttributeDescription: Sendable, Codable, Hashable {
+    /// The attribute's name, also its column name.
+    public var name: String
+    /// Its type.
+    public var type: AttributeType
+    /// Whether the value may be nil. Core Data's default, `true`.
+    public var isOptional: Bool
+    /// The value used when an insert gives none.
+    public var defaultValue: AttributeValue?
+    /// When `true`, history records that the attribute changed but not its values
+    /// (for large binary data or secrets).
+    public var isExcludedFromHistory: Bool
+
+    /// An attribute description.
+    public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: AttributeValue? = nil, isExcludedFromHistory: Bool = false) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+        self.isExcludedFromHistory = isExcludedFromHistory
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, type, isOptional = "optional", defaultValue = "default", isExcludedFromHistory = "excludedFromHistory"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        type = try c.decode(AttributeType.self, forKey: .type)
+        isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? true
+        isExcludedFromHistory = try c.decodeIfPresent(Bool.self, forKey: .isExcludedFromHistory) ?? false
+        if let text = try c.decodeIfPresent(String.self, forKey: .defaultValue) {
+            defaultValue = try AttributeValue.decodeStored(text, as: type)
+        } else {
+            defaultValue = nil
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(type, forKey: .type)
+        try c.encode(isOptional, forKey: .isOptional)
+        if isExcludedFromHistory { try c.encode(true, forKey: .isExcludedFromHistory) }
+        if let defaultValue { try c.encode(defaultValue.storedText, forKey: .defaultValue) }
+    }
+}

@@ -1,0 +1,56 @@
+/// An entity: a named kind of object with attributes, relationships,
+/// uniqueness constraints and indexes. Stored as one table.
+///
+/// ```swift
+/// Entity("Tag") {
+///     Attribute("name", .string, optional: false)
+///     Attribute("color", .string)
+///     Relationship("posts", to: "Post", inverse: "tags", toMany: true)
+///     Unique("name")
+/// }
+/// ```
+public struct EntityDescription: Sendable, Codable, Hashable {
+    /// The entity's name, also its table name.
+    public var name: String
+    /// Attributes in column order.
+    public var attributes: [AttributeDescription]
+    /// Relationships in declaration order.
+    public var relationships: [RelationshipDescription]
+    /// Each constraint is a list of attribute names whose combination is unique.
+    public var uniquenessConstraints: [[String]]
+    /// Each index is a list of attribute or to-one relationship names.
+    public var indexes: [[String]]
+
+    /// An entity description.
+    public init(name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [], uniquenessConstraints: [[String]] = [], indexes: [[String]] = []) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniquenessConstraints = uniquenessConstraints
+        self.indexes = indexes
+    }
+
+    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        attributes = try c.decodeIfPresent([AttributeDescription].self, forKey: .attributes) ?? []
+        relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
+        uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+        indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
+    }
+
+    /// The attribute named `name`.
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributes.first { $0.name == name }
+    }
+
+    /// The relationship named `name`.
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
+    }
+
+    /// Names of every attribute and relationship.
+    public var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) }
+}

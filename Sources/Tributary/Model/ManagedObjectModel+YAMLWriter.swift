@@ -1,0 +1,46 @@
+extension ManagedObjectModel {
+    /// The model as a YAML model file; reading it back gives an equal model.
+    ///
+    /// ```swift
+    /// try ManagedObjectModel(yaml: model.yamlText) == model   // true
+    /// ```
+    public var yamlText: String {
+        var out = "entities:\n"
+        for entity in entities {
+            out += "  \(entity.name):\n"
+            if !entity.attributes.isEmpty {
+                out += "    attributes:\n"
+                for attribute in entity.attributes {
+                    var fields = ["type: \(attribute.type.rawValue)"]
+                    if !attribute.isOptional { fields.append("optional: false") }
+                    if let value = attribute.defaultValue, !value.isNull { fields.append("default: \(Self.yamlString(value.storedText))") }
+                    if attribute.isExcludedFromHistory { fields.append("excludedFromHistory: true") }
+                    out += "      \(attribute.name): { \(fields.joined(separator: ", ")) }\n"
+                }
+            }
+            if !entity.relationships.isEmpty {
+                out += "    relationships:\n"
+                for relationship in entity.relationships {
+                    var fields = ["to: \(relationship.destinationEntity)", "inverse: \(relationship.inverseName)"]
+                    if relationship.isToMany { fields.append("toMany: true") }
+                    if relationship.deleteRule != .nullify { fields.append("deleteRule: \(relationship.deleteRule.rawValue)") }
+                    if !relationship.isOptional { fields.append("optional: false") }
+                    out += "      \(relationship.name): { \(fields.joined(separator: ", ")) }\n"
+                }
+            }
+            if !entity.uniquenessConstraints.isEmpty {
+                out += "    unique: [\(entity.uniquenessConstraints.map { "[\($0.joined(separator: ", "))]" }.joined(separator: ", "))]\n"
+            }
+            if !entity.indexes.isEmpty {
+                out += "    indexes: [\(entity.indexes.map { "[\($0.joined(separator: ", "))]" }.joined(separator: ", "))]\n"
+            }
+        }
+        return out
+    }
+
+    static func yamlString(_ text: String) -> String {
+        var out = ""
+        JSONWriter.appendString(text, to: &out)
+        return out
+    }
+}

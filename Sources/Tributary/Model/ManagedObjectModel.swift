@@ -1,0 +1,133 @@
+import Foundation
+
+/// A model: the entities of a store. Written with the Swift DSL or a YAML file;
+/// both produce the same value, which the store caches with its version hash.
+///
+/// ```swift
+/// let model = try ManagedObjectModel {
+///     Entity("Post") {
+///         Attribute("title", .string, optional: false)
+///         Relationship("tags", to: "Tag", inverse: "posts", toMany: true)
+///     }
+///     Entity("Tag") {
+///         Attribute("name", .string, optional: false)
+///         Relationship("posts", to: "Post", inverse: "tags", toMany: true)
+///         Unique("name")
+///     }
+/// }
+/// let same = try ManagedObjectModel(yamlFile: URL(fileURLWithPath: "model.yml"))
+/// ```
+public struct ManagedObjectModel: Sendable, Codable, Hashable {
+    /// The entities, in declaration order.
+    public private(set) var entities: [EntityDescription]
+
+    /// A validated model from entity descriptions.
+    public init(entities: [EntityDescription]) throws {
+        self.entities = entities
+        try validate()
+    }
+
+    /// The entity named `name`.
+    public func entity(named name: String) -> EntityDescription? {
+        entities.first { $0.name == name }
+    }
+
+    /// The entity named `name`, or an error listing the entities there are.
+    public func requireEntity(_ name: String) throws -> EntityDescription {
+        guard let entity = entity(named: name) else {
+            throw TributaryError(.unknownEntity, "unknown entity '\(name)'", hint: "the model has \(entities.map(\.name).joined(separator: ", "))")
+        }
+        return entity
+    }
+
+    /// The model as canonical JSON (sorted keys), the form cached in the store.
+    public func canonicalJSON() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain structs of strings, bools and arrays cannot fail.
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// A hash of the canonical JSON: equal models have equal hashes.
+    public var versionHash: String {
+        var hash: UInt64 = 0xcbf29ce484222325
+        for byte in canonicalJSON() {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100000001b3
+        }
+        return String(format: "%016llx", hash)
+    }
+
+    /// Decodes a model from its canonical JSON.
+    public static func fromJSON(_ data: Data) throws -> ManagedObjectModel {
+        let model = try JSONDecoder().decode(ManagedObjectModel.self, from: data)
+        try model.validate()
+        return model
+    }
+
+    // MARK: Validation
+
+    static let maximumColumns = 64
+
+    func validate() throws {
+        func fail(_ message: String, _ place: String, hint: String? = nil) -> TributaryError {
+            TributaryError(.invalidModel, message, location: place, hint: hint)
+        }
+        guard !entities.isEmpty else { throw fail("the model has no entities", "model", hint: "declare at least one entity") }
+        var seen = Set<String>()
+        for entity in entities {
+            guard Self.isValidName(entity.name) else {
+                throw fail("'\(entity.name)' is not a valid entity name", "entity \(entity.name)", hint: "use letters, digits and _, starting with a letter")
+            }
+            guard seen.insert(entity.name.lowercased()).inserted else {
+                throw fail("entity '\(entity.name)' is declared twice", "entity \(entity.name)")
+            }
+            var names = Set<String>()
+            for name in entity.propertyNames {
+                guard Self.isValidName(name) else {
+                    throw fail("'\(name)' is not a valid property name", "entity \(entity.name)", hint: "use letters, digits and _, starting with a letter")
+                }
+                guard names.insert(name.lowercased()).inserted else {
+                    throw fail("property '\(name)' is declared twice", "entity \(entity.name)")
+                }
+            }
+            let columns = entity.attributes.count + entity.relationships.filter { !$0.isToMany }.count
+            guard columns <= Self.maximumColumns else {
+                throw fail("entity has \(columns) columns, more than \(Self.maximumColumns)", "entity \(entity.name)", hint: "split it into related entities")
+            }
+            for attribute in entity.attributes {
+                if let value = attribute.defaultValue, !value.isNull, value.coerced(to: attribute.type) == nil {
+                    throw fail("default \(value) is not a \(attribute.type.rawValue)", "\(entity.name).\(attribute.name)", hint: attribute.type.formatHint)
+                }
+            }
+            for constraint in entity.uniquenessConstraints + entity.indexes {
+                guard !constraint.isEmpty else { throw fail("an empty unique constraint or index", "entity \(entity.name)") }
+                for name in constraint where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ $0.isToMany }) != false {
+                    throw fail("unique constraint or index names '\(name)', which is not an attribute or to-one relationship", "entity \(entity.name)")
+                }
+            }
+        }
+        for entity in entities {
+            for relationship in entity.relationships {
+                let place = "\(entity.name).\(relationship.name)"
+                guard let destination = entity.name == relationship.destinationEntity ? entity : self.entity(named: relationship.destinationEntity) else {
+                    throw fail("relationship points to unknown entity '\(relationship.destinationEntity)'", place)
+                }
+                guard let inverse = destination.relationship(named: relationship.inverseName) else {
+                    throw fail("inverse '\(relationship.inverseName)' does not exist on \(destination.name)", place, hint: "declare the inverse relationship on \(destination.name)")
+                }
+                guard inverse.destinationEntity == entity.name, inverse.inverseName == relationship.name else {
+                    throw fail("inverse \(destination.name).\(inverse.name) does not point back to \(place)", place)
+                }
+                if inverse.name == relationship.name && destination.name == entity.name && relationship.isToMany != inverse.isToMany {
+                    throw fail("a relationship that is its own inverse must be to-many on both ends", place)
+                }
+            }
+        }
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+}

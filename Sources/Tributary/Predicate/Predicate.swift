@@ -1,0 +1,91 @@
+import Foundation
+
+/// A parsed predicate: a typed tree built once from an NSPredicate-style
+/// format string and compiled to SQL with bound parameters.
+///
+/// ```swift
+/// let p = try Predicate(format: "title BEGINSWITH[c] %@ AND createdAt > %@",
+///                       "swift", .date(cutoff))
+/// let q = try Predicate(format: "ANY tags.name == 'swift'")
+/// ```
+public indirect enum Predicate: Sendable, Equatable {
+    /// `TRUEPREDICATE` or `FALSEPREDICATE`.
+    case constant(Bool)
+    /// `NOT p`, `!p`.
+    case not(Predicate)
+    /// `a AND b AND …`, `&&`.
+    case and([Predicate])
+    /// `a OR b OR …`, `||`.
+    case or([Predicate])
+    /// A comparison such as `title == "x"`.
+    case comparison(Comparison)
+}
+
+/// One comparison of a predicate: `left op right`, with an optional
+/// `ANY`/`ALL`/`NONE` modifier and `[c]`/`[d]` options.
+public struct Comparison: Sendable, Equatable {
+    /// The left expression, usually a key path.
+    public var left: PredicateExpression
+    /// The operator.
+    public var op: ComparisonOperator
+    /// The right expression, usually a constant.
+    public var right: PredicateExpression
+    /// `ANY`, `ALL` or `NONE` before a to-many key path; `.direct` otherwise.
+    public var modifier: ComparisonModifier
+    /// `[c]` case-insensitive, `[d]` diacritic-insensitive.
+    public var options: ComparisonOptions
+
+    /// A comparison from its parts.
+    public init(left: PredicateExpression, op: ComparisonOperator, right: PredicateExpression,
+                modifier: ComparisonModifier = .direct, options: ComparisonOptions = []) {
+        self.left = left
+        self.op = op
+        self.right = right
+        self.modifier = modifier
+        self.options = options
+    }
+}
+
+/// An operand of a comparison.
+public indirect enum PredicateExpression: Sendable, Equatable {
+    /// A key path such as `title` or `author.name`, split at the dots.
+    case keyPath([String])
+    /// A literal or an argument: a string, number, bool, nil, date, UUID…
+    case constant(AttributeValue)
+    /// `{a, b, c}`: a list of expressions, the right side of `IN` or `BETWEEN`.
+    case aggregate([PredicateExpression])
+}
+
+/// The operator of a ``Comparison``.
+public enum ComparisonOperator: String, Sendable, Equatable, CaseIterable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    case like = "LIKE"
+    case `in` = "IN"
+    case between = "BETWEEN"
+}
+
+/// `ANY`, `ALL`, `NONE` or none of them.
+public enum ComparisonModifier: String, Sendable, Equatable {
+    case direct
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
+}
+
+/// The `[c]`, `[d]` and `[cd]` options of a string comparison.
+public struct ComparisonOptions: OptionSet, Sendable, Equatable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// `[c]`
+    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `[d]`
+    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+}

@@ -1,0 +1,142 @@
+import CSQLite
+import Foundation
+
+/// How a connection is opened.
+struct ConnectionOptions: Sendable {
+    var readOnly = false
+    var create = true
+    var busyTimeout: TimeInterval = 5
+    /// `true` for memdb URIs.
+    var isURI = false
+    var publicStatementArguments = false
+}
+
+/// One SQLite connection: prepared-statement cache, execution, transactions.
+///
+/// A connection has one owner at a time (the coordinator's writer or one
+/// borrower of a pooled reader); it is opened with `SQLITE_OPEN_NOMUTEX`.
+// @unchecked Sendable: ownership moves between threads only through the writer's
+// mutex or the reader pool, which hand it to exactly one user at a time.
+final class Connection: @unchecked Sendable {
+    let handle: OpaquePointer
+    let path: String
+    let options: ConnectionOptions
+    private var statementCache: [String: Statement] = [:]
+
+    init(path: String, options: ConnectionOptions) throws {
+        var flags = SQLITE_OPEN_NOMUTEX
+        flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
+        if options.isURI { flags |= SQLITE_OPEN_URI }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message)
+        }
+        self.handle = db
+        self.path = path
+        self.options = options
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(options.busyTimeout * 1000))
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: Errors
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+            .withCode(fallback: code)
+    }
+
+    // MARK: Executing
+
+    /// Runs one or more statements with no arguments and no results.
+    func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// Runs one statement with arguments, discarding results.
+    func execute(_ sql: String, _ arguments: [AttributeValue]) throws {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        try statement.run()
+    }
+
+    /// A prepared statement from the cache, reset and with its bindings cleared.
+    func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try Statement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// A new prepared statement, not cached (for one-off SQL).
+    func makeStatement(_ sql: String) throws -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// The first column of the first row, or nil.
+    func scalar(_ sql: String, _ arguments: [AttributeValue] = []) throws -> AttributeValue? {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.value(at: 0)
+    }
+
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ kind: String = "IMMEDIATE", _ body: () throws -> T) throws -> T {
+        precondition(!isInTransaction, "Tributary: a transaction is already open on this connection")
+        try execute("BEGIN \(kind)")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a savepoint nested in the current transaction.
+    func savepoint<T>(_ name: String = "tributary", _ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try execute("RELEASE \(name)")
+            return result
+        } catch {
+            try? execute("ROLLBACK TO \(name)")
+            try? execute("RELEASE \(name)")
+            throw error
+        }
+    }
+
+    /// Interrupts whatever this connection is running (from another thread).
+    func interrupt() { sqlite3_interrupt(handle) }
+}
+
+extension SQLiteError {
+    func withCode(fallback: Int32) -> SQLiteError {
+        extendedCode == SQLITE_OK ? SQLiteError(code: fallback, message: message, sql: sql, arguments: arguments) : self
+    }
+}

@@ -1,0 +1,47 @@
+import CSQLite
+
+/// An error reported by SQLite: the extended result code, SQLite's message and
+/// the SQL that failed. Bound values are hidden unless the store was opened
+/// with `publicStatementArguments`, so secrets never reach logs.
+///
+/// ```swift
+/// catch let error as SQLiteError where error.primaryCode == SQLiteError.constraint { … }
+/// ```
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`, …).
+    public let extendedCode: Int32
+    /// SQLite's message.
+    public let message: String
+    /// The statement that failed, if any.
+    public let sql: String?
+    /// The bound values, only when the connection shows them.
+    public let arguments: String?
+
+    /// The primary result code (the low byte of the extended one).
+    public var primaryCode: Int32 { extendedCode & 0xff }
+
+    public static let busy = SQLITE_BUSY
+    public static let locked = SQLITE_LOCKED
+    public static let constraint = SQLITE_CONSTRAINT
+    public static let notADatabase = SQLITE_NOTADB
+    public static let cantOpen = SQLITE_CANTOPEN
+    public static let readOnly = SQLITE_READONLY
+    public static let interrupt = SQLITE_INTERRUPT
+    public static let constraintUnique: Int32 = 2067  // SQLITE_CONSTRAINT | (8 << 8)
+    public static let constraintPrimaryKey: Int32 = 1555  // SQLITE_CONSTRAINT | (6 << 8)
+    public static let constraintNotNull: Int32 = 1299  // SQLITE_CONSTRAINT | (5 << 8)
+
+    init(code: Int32, message: String, sql: String? = nil, arguments: String? = nil) {
+        self.extendedCode = code
+        self.message = message
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    public var description: String {
+        var text = "SQLite error \(extendedCode): \(message)"
+        if let sql { text += " while executing `\(sql)`" }
+        if let arguments { text += " with \(arguments)" }
+        return text
+    }
+}

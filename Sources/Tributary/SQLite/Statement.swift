@@ -1,0 +1,123 @@
+import CSQLite
+import Foundation
+
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement with typed binding and column access.
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    unowned let connection: Connection
+    let columnCount: Int
+
+    init(connection: Connection, sql: String) throws {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            throw connection.error(rc, sql: sql)
+        }
+        self.handle = stmt
+        self.sql = sql
+        self.connection = connection
+        self.columnCount = Int(sqlite3_column_count(stmt))
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Binding
+
+    func bind(_ arguments: [AttributeValue]) throws {
+        for (index, value) in arguments.enumerated() {
+            try bind(value, at: Int32(index + 1))
+        }
+    }
+
+    func bind(_ value: AttributeValue, at index: Int32) throws {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .string(let s): rc = bindText(s, at: index)
+        case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
+        case .double(let d): rc = sqlite3_bind_double(handle, index, d)
+        case .bool(let b): rc = sqlite3_bind_int64(handle, index, b ? 1 : 0)
+        case .date(let d): rc = sqlite3_bind_double(handle, index, d.timeIntervalSince1970)
+        case .uuid(let u): rc = bindText(u.uuidString.lowercased(), at: index)
+        case .data(let data):
+            rc = data.withUnsafeBytes { buffer in
+                sqlite3_bind_blob64(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(buffer.count), SQLITE_TRANSIENT)
+            }
+        case .objectID(let id): rc = sqlite3_bind_int64(handle, index, id.primaryKey)
+        case .array:
+            throw TributaryError(.typeMismatch, "an array cannot be bound as one SQL value", location: sql)
+        }
+        if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+    }
+
+    private func bindText(_ text: String, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { buffer in
+            sqlite3_bind_text(handle, index, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(buffer.count), SQLITE_TRANSIENT)
+        }
+    }
+
+    // MARK: Stepping
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    @inline(__always)
+    func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let error = connection.error(rc, sql: sql)
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Steps to completion, ignoring rows.
+    func run() throws {
+        while try step() {}
+    }
+
+    // MARK: Columns
+
+    func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+
+    func string(at index: Int) -> String {
+        guard let text = sqlite3_column_text(handle, Int32(index)) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func data(at index: Int) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, Int32(index)) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+
+    /// The column as SQLite stores it (integer, double, text, blob or null).
+    func value(at index: Int) -> AttributeValue {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: return .integer(int64(at: index))
+        case SQLITE_FLOAT: return .double(double(at: index))
+        case SQLITE_TEXT: return .string(string(at: index))
+        case SQLITE_BLOB: return .data(data(at: index))
+        default: return .null
+        }
+    }
+
+    func columnName(at index: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(index))) }
+
+    /// The SQL with bound values expanded (for debug logging only).
+    var expandedSQL: String {
+        guard let text = sqlite3_expanded_sql(handle) else { return sql }
+        defer { sqlite3_free(text) }
+        return String(cString: text)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// The connections of one open store: one writer, serialised by a lock, and a
+/// pool of readers, so that reads never wait for a write (WAL mode).
+final class StoreDatabase: Sendable {
+    /// What SQLite opens: a file path or a memdb URI.
+    let path: String
+    let isInMemory: Bool
+    let isReadOnly: Bool
+    private let writerLock = NSLock()
+    private let writer: Connection?
+    let readers: ReaderPool
+    let busyTimeout: TimeInterval
+
+    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval) throws {
+        self.path = path
+        self.isInMemory = isInMemory
+        self.isReadOnly = readOnly
+        self.busyTimeout = busyTimeout
+        let options = ConnectionOptions(readOnly: false, create: !readOnly, busyTimeout: busyTimeout, isURI: isInMemory)
+        if readOnly {
+            writer = nil
+        } else {
+            let connection = try Connection(path: path, options: options)
+            try Self.configure(connection, isInMemory: isInMemory, busyTimeout: busyTimeout)
+            writer = connection
+        }
+        let readerOptions = ConnectionOptions(readOnly: false, create: false, busyTimeout: busyTimeout, isURI: isInMemory)
+        readers = ReaderPool(maximumSize: poolSize, timeout: busyTimeout) {
+            let connection = try Connection(path: path, options: readerOptions)
+            try connection.execute("PRAGMA query_only = 1")
+            return connection
+        }
+    }
+
+    private static func configure(_ connection: Connection, isInMemory: Bool, busyTimeout: TimeInterval) throws {
+        do {
+            // Reading the schema fails at once on a file that is not a database.
+            try connection.execute("SELECT count(*) FROM sqlite_master")
+            if !isInMemory {
+                try connection.execute("PRAGMA journal_mode = WAL")
+                try connection.execute("PRAGMA synchronous = NORMAL")
+            }
+        } catch let error as SQLiteError {
+            throw StoreDatabase.translate(error, path: connection.path, timeout: busyTimeout)
+        }
+    }
+
+    /// Runs `body` in an immediate write transaction on the writer.
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        do {
+            return try writer.transaction("IMMEDIATE") { try body(writer) }
+        } catch let error as SQLiteError {
+            throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+        }
+    }
+
+    /// Runs `body` with the writer outside any transaction (for pragmas, backups).
+    func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        do {
+            return try body(writer)
+        } catch let error as SQLiteError {
+            throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+        }
+    }
+
+    /// Runs `body` in a read transaction on a pooled reader: one consistent snapshot.
+    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try readers.checkout()
+        defer { readers.checkin(connection) }
+        do {
+            try connection.execute("BEGIN DEFERRED")
+            defer { try? connection.execute("COMMIT") }
+            return try body(connection)
+        } catch let error as SQLiteError {
+            throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+        }
+    }
+
+    func close() { readers.close() }
+
+    /// Turns SQLite's lock and format errors into errors a user can act on.
+    static func translate(_ error: SQLiteError, path: String, timeout: TimeInterval) -> Error {
+        switch error.primaryCode {
+        case SQLiteError.busy, SQLiteError.locked:
+            return TributaryError(.storeLocked, "the store stayed locked by another connection for \(timeout) s", location: path,
+                                  hint: "wait for the other writer to finish, or raise the busy timeout")
+        case SQLiteError.notADatabase:
+            return TributaryError(.notAStore, "not a SQLite database", location: path, hint: "give the path of a store made by tributary init")
+        case SQLiteError.cantOpen:
+            return TributaryError(.fileNotFound, "cannot open the store", location: path, hint: "check that the path and its directory exist and are accessible")
+        case SQLiteError.readOnly:
+            return TributaryError(.readOnly, "the store's file is read-only", location: path, hint: "check the file's permissions")
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Synchronization
+
+/// Opens a store and runs requests against it: fetches and batch requests.
+/// Each coordinator owns one writer connection and a pool of readers.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(with: PersistentStoreDescription(url: url))
+/// let count = try coordinator.count(for: FetchRequest(entityName: "Post"))
+/// ```
+///
+/// A coordinator made without a model opens a store with the model cached in it,
+/// which is how tools read any store without the application's code.
+public final class PersistentStoreCoordinator: Sendable {
+    private let givenModel: ManagedObjectModel?
+    private let openStore = Mutex<PersistentStore?>(nil)
+
+    /// A coordinator for `model`, or for whatever model the store holds when nil.
+    public init(managedObjectModel: ManagedObjectModel? = nil) {
+        self.givenModel = managedObjectModel
+    }
+
+    /// The model in force: the open store's, or the one given.
+    public var managedObjectModel: ManagedObjectModel? {
+        openStore.withLock { $0?.model } ?? givenModel
+    }
+
+    /// The open stores (zero or one).
+    public var persistentStores: [PersistentStore] {
+        openStore.withLock { $0.map { [$0] } ?? [] }
+    }
+
+    /// Opens the store described, creating or migrating it to the coordinator's model.
+    /// A coordinator holds one store; adding a second throws.
+    @discardableResult
+    public func addPersistentStore(with description: PersistentStoreDescription) throws -> PersistentStore {
+        let store = try PersistentStore.open(description, model: givenModel)
+        try openStore.withLock { current in
+            if current != nil {
+                store.close()
+                throw TributaryError(.invalidInput, "the coordinator already has a store", hint: "use one coordinator per store")
+            }
+            current = store
+        }
+        return store
+    }
+
+    /// Closes the store and removes it from the coordinator.
+    public func remove(_ store: PersistentStore) {
+        openStore.withLock { current in
+            if current === store { current = nil }
+        }
+        store.close()
+    }
+
+    /// The open store, or an error saying none is.
+    func requireStore() throws -> PersistentStore {
+        guard let store = openStore.withLock({ $0 }) else {
+            throw TributaryError(.noStore, "the coordinator has no store", hint: "call loadPersistentStores() or addPersistentStore(with:) first")
+        }
+        return store
+    }
+}

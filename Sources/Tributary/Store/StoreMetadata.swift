@@ -1,0 +1,73 @@
+import Foundation
+
+/// The `_tributary_metadata` table: format version, store ID, cached model and its hash.
+enum StoreMetadata {
+    static let table = "_tributary_metadata"
+
+    /// Reads the store's identity and model, creating or migrating it as allowed.
+    static func load(on db: Connection, given model: ManagedObjectModel?, place: String, canWrite: Bool) throws -> (UUID, ManagedObjectModel) {
+        let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0
+        if hasMetadata == 0 {
+            let tables = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")?.integerValue ?? 0
+            if tables > 0 {
+                throw TributaryError(.notAStore, "a SQLite database, but not a Tributary store (it has no \(table) table)", location: place,
+                                     hint: "give the path of a store made by tributary init, or a new path")
+            }
+            guard let model else {
+                throw TributaryError(.notAStore, "an empty database, not a Tributary store", location: place, hint: "create it with: tributary init STORE --model MODEL.yml")
+            }
+            guard canWrite else {
+                throw TributaryError(.readOnly, "cannot create a store read-only", location: place, hint: "open it without the read-only option")
+            }
+            let identifier = UUID()
+            try create(on: db, model: model, identifier: identifier)
+            return (identifier, model)
+        }
+        var values: [String: String] = [:]
+        let statement = try db.cachedStatement("SELECT key, value FROM \(table)")
+        while try statement.step() { values[statement.string(at: 0)] = statement.string(at: 1) }
+        guard let formatText = values["format"], let format = Int(formatText),
+              let idText = values["storeID"], let identifier = UUID(uuidString: idText),
+              let modelText = values["model"]
+        else {
+            throw TributaryError(.notAStore, "the store's metadata is incomplete", location: place, hint: "the file may be damaged; restore it from a copy or replay its stream")
+        }
+        if format > PersistentStore.formatVersion {
+            throw TributaryError(.newerFormat, "the store was written in format \(format), newer than this Tributary's \(PersistentStore.formatVersion)", location: place,
+                                 hint: "upgrade Tributary to open it")
+        }
+        let cached = try ManagedObjectModel.fromJSON(Data(modelText.utf8))
+        guard let model, model != cached else { return (identifier, cached) }
+        let migration = try ModelMigration(from: cached, to: model)
+        guard canWrite else {
+            throw TributaryError(.incompatibleModel, "the model differs from the store's and the store is open read-only", location: place, hint: "open it read-write to migrate, or without a model to use its own")
+        }
+        for step in migration.steps { try db.execute(step.sql, step.arguments) }
+        try write(on: db, ["model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash])
+        return (identifier, model)
+    }
+
+    private static func create(on db: Connection, model: ManagedObjectModel, identifier: UUID) throws {
+        try db.execute("CREATE TABLE \(table) (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        let schema = StoreSchema(model: model)
+        for entity in model.entities {
+            for sql in schema.createStatements(for: entity) { try db.execute(sql) }
+        }
+        for entity in model.entities {
+            for sql in schema.joinTableStatements(for: entity) { try db.execute(sql) }
+        }
+        try write(on: db, [
+            "format": String(PersistentStore.formatVersion),
+            "storeID": identifier.uuidString.lowercased(),
+            "model": String(decoding: model.canonicalJSON(), as: UTF8.self),
+            "modelHash": model.versionHash,
+            "created": ISO8601.string(from: Date()),
+        ])
+    }
+
+    private static func write(on db: Connection, _ values: [String: String]) throws {
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            try db.execute("INSERT INTO \(table) (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.string(key), .string(value)])
+        }
+    }
+}

@@ -1,0 +1,122 @@
+/// How a model is laid out in SQLite: one table per entity (`_pk`, `_version`,
+/// one column per attribute and per owned to-one relationship) and one join
+/// table per many-to-many relationship.
+struct StoreSchema: Sendable {
+    /// Where a relationship's links live.
+    enum Storage: Sendable, Equatable {
+        /// A column of this entity's table holds the destination's primary key.
+        case foreignKeyHere(column: String)
+        /// A column of the destination's table holds this entity's primary key.
+        case foreignKeyOnDestination(column: String)
+        /// A join table: `sourceColumn` holds this entity's key, `destinationColumn` the destination's.
+        case joinTable(table: String, sourceColumn: String, destinationColumn: String)
+    }
+
+    /// One entity's table.
+    struct Table: Sendable {
+        let entity: EntityDescription
+        /// Attribute columns, in model order.
+        let attributes: [AttributeDescription]
+        /// Owned to-one relationships (foreign-key columns), in model order.
+        let foreignKeys: [RelationshipDescription]
+        /// Storage of every relationship by name.
+        let storage: [String: Storage]
+        /// Column index (after `_pk`) of every attribute and owned to-one relationship.
+        let columnIndex: [String: Int]
+
+        var name: String { entity.name }
+        /// Attribute and foreign-key column names, in order.
+        var dataColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.name) }
+    }
+
+    let model: ManagedObjectModel
+    let tables: [String: Table]
+
+    init(model: ManagedObjectModel) {
+        self.model = model
+        var tables: [String: Table] = [:]
+        for entity in model.entities {
+            var storage: [String: Storage] = [:]
+            var foreignKeys: [RelationshipDescription] = []
+            for relationship in entity.relationships {
+                let destination = model.entity(named: relationship.destinationEntity)!
+                let inverse = destination.relationship(named: relationship.inverseName)!
+                let thisFirst = (entity.name, relationship.name) <= (destination.name, inverse.name)
+                switch (relationship.isToMany, inverse.isToMany) {
+                case (false, true):
+                    storage[relationship.name] = .foreignKeyHere(column: relationship.name)
+                    foreignKeys.append(relationship)
+                case (true, false):
+                    storage[relationship.name] = .foreignKeyOnDestination(column: inverse.name)
+                case (false, false):
+                    if thisFirst {
+                        storage[relationship.name] = .foreignKeyHere(column: relationship.name)
+                        foreignKeys.append(relationship)
+                    } else {
+                        storage[relationship.name] = .foreignKeyOnDestination(column: inverse.name)
+                    }
+                case (true, true):
+                    let table = thisFirst ? "_\(entity.name)_\(relationship.name)" : "_\(destination.name)_\(inverse.name)"
+                    storage[relationship.name] = thisFirst
+                        ? .joinTable(table: table, sourceColumn: "src", destinationColumn: "dst")
+                        : .joinTable(table: table, sourceColumn: "dst", destinationColumn: "src")
+                }
+            }
+            var columnIndex: [String: Int] = [:]
+            for (i, name) in (entity.attributes.map(\.name) + foreignKeys.map(\.name)).enumerated() { columnIndex[name] = i }
+            tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex)
+        }
+        self.tables = tables
+    }
+
+    func table(_ entity: String) throws -> Table {
+        guard let table = tables[entity] else {
+            throw TributaryError(.unknownEntity, "unknown entity '\(entity)'", hint: "the model has \(model.entities.map(\.name).joined(separator: ", "))")
+        }
+        return table
+    }
+
+    // MARK: DDL
+
+    /// Statements creating one entity's table and indexes.
+    func createStatements(for entity: EntityDescription) -> [String] {
+        let table = tables[entity.name]!
+        var columns = ["\"_pk\" INTEGER PRIMARY KEY", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
+        columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)" }
+        columns += table.foreignKeys.map { "\(quote($0.name)) INTEGER" }
+        var statements = ["CREATE TABLE \(quote(entity.name)) (\(columns.joined(separator: ", ")))"]
+        for relationship in table.foreignKeys { statements.append(foreignKeyIndex(entity.name, relationship.name)) }
+        for constraint in entity.uniquenessConstraints { statements.append(uniqueIndex(entity.name, constraint)) }
+        for index in entity.indexes { statements.append(plainIndex(entity.name, index)) }
+        return statements
+    }
+
+    /// Statements creating the join tables an entity owns.
+    func joinTableStatements(for entity: EntityDescription) -> [String] {
+        var statements: [String] = []
+        for relationship in entity.relationships {
+            guard case .joinTable(let name, "src", _) = tables[entity.name]!.storage[relationship.name] else { continue }
+            guard name == "_\(entity.name)_\(relationship.name)" else { continue }
+            statements.append("CREATE TABLE \(quote(name)) (\"src\" INTEGER NOT NULL, \"dst\" INTEGER NOT NULL, PRIMARY KEY (\"src\", \"dst\")) WITHOUT ROWID")
+            statements.append("CREATE INDEX \(quote(name + "_dst")) ON \(quote(name)) (\"dst\", \"src\")")
+        }
+        return statements
+    }
+
+    func foreignKeyIndex(_ entity: String, _ column: String) -> String {
+        "CREATE INDEX \(quote("\(entity)_fk_\(column)")) ON \(quote(entity)) (\(quote(column)))"
+    }
+
+    func uniqueIndex(_ entity: String, _ names: [String]) -> String {
+        "CREATE UNIQUE INDEX \(quote("\(entity)_unique_\(names.joined(separator: "_"))")) ON \(quote(entity)) (\(names.map(quote).joined(separator: ", ")))"
+    }
+
+    func plainIndex(_ entity: String, _ names: [String]) -> String {
+        "CREATE INDEX \(quote("\(entity)_index_\(names.joined(separator: "_"))")) ON \(quote(entity)) (\(names.map(quote).joined(separator: ", ")))"
+    }
+}
+
+/// An SQL identifier in double quotes.
+func quote(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// ISO 8601 dates in UTC, the form Tributary reads and writes in NDJSON.
+///
+/// ```swift
+/// ISO8601.string(from: Date(timeIntervalSince1970: 0))   // "1970-01-01T00:00:00Z"
+/// ISO8601.date(from: "2024-05-01T12:00:00.250Z")           // a Date
+/// ```
+public enum ISO8601 {
+    /// Formats a date as `yyyy-MM-ddTHH:mm:ss[.SSS]Z`; fractional seconds only when present.
+    public static func string(from date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        var whole = seconds.rounded(.down)
+        var millis = Int(((seconds - whole) * 1000).rounded())
+        if millis == 1000 { whole += 1; millis = 0 }
+        var time = time_t(whole)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let base = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d",
+            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        return millis == 0 ? base + "Z" : base + String(format: ".%03dZ", millis)
+    }
+
+    /// Parses `yyyy-MM-dd`, `yyyy-MM-ddTHH:mm[:ss[.fff]]` followed by `Z` or `±HH:MM`; nil otherwise.
+    public static func date(from text: String) -> Date? {
+        let chars = Array(text.utf8)
+        var i = 0
+        func number(_ count: Int) -> Int? {
+            guard i + count <= chars.count else { return nil }
+            var value = 0
+            for k in 0..<count {
+                let c = chars[i + k]
+                guard c >= 48, c <= 57 else { return nil }
+                value = value * 10 + Int(c - 48)
+            }
+            i += count
+            return value
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < chars.count, chars[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2) else { return nil }
+        guard (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var hour = 0, minute = 0, second = 0
+        var fraction = 0.0
+        var offset = 0
+        if i < chars.count {
+            guard expect(84) || expect(32) || expect(116) else { return nil }
+            guard let h = number(2), expect(58), let m = number(2) else { return nil }
+            hour = h; minute = m
+            if expect(58) {
+                guard let s = number(2) else { return nil }
+                second = s
+                if expect(46) {
+                    var scale = 0.1
+                    var digits = 0
+                    while i < chars.count, chars[i] >= 48, chars[i] <= 57 {
+                        fraction += Double(chars[i] - 48) * scale
+                        scale /= 10
+                        i += 1
+                        digits += 1
+                    }
+                    guard digits > 0 else { return nil }
+                }
+            }
+            guard hour < 24, minute < 60, second < 61 else { return nil }
+            if expect(90) || expect(122) {
+                // UTC
+            } else if i < chars.count, chars[i] == 43 || chars[i] == 45 {
+                let sign = chars[i] == 43 ? 1 : -1
+                i += 1
+                guard let oh = number(2) else { return nil }
+                _ = expect(58)
+                guard let om = number(2) else { return nil }
+                offset = sign * (oh * 3600 + om * 60)
+            } else {
+                return nil
+            }
+        }
+        guard i == chars.count else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let epoch = timegm(&parts)
+        return Date(timeIntervalSince1970: Double(epoch - offset) + fraction)
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import Tributary
+
+/// `tributary import STORE --entity E [FILE|-]`: NDJSON into one entity through batch inserts.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import NDJSON objects into an entity, one batch insert per batch.",
+        discussion: """
+        Each line is one JSON object keyed by attribute names. Dates are ISO 8601 strings in UTC \
+        (or seconds since 1970), UUIDs strings, binary data base64, to-one relationships object ID URIs. \
+        A bad line rejects the whole import before anything is written.
+        Example: tributary import blog.sqlite --entity Post posts.ndjson
+        """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: "The entity to import into.")
+    var entity: String
+
+    @Option(name: .long, help: "Rows per batch insert.")
+    var batchSize: Int = 1000
+
+    @Argument(help: "The NDJSON file, or - for standard input.")
+    var file: String = "-"
+
+    func validate() throws {
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() async throws {
+        let coordinator = try storeOptions.open()
+        let importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize)
+        let progress: (Int, Int) -> Void = { done, total in Console.progress("imported \(done) of \(total) rows") }
+        let result: BatchResult
+        if file == "-" {
+            result = try importer.importData(FileHandle.standardInput.readDataToEndOfFile(), displayName: "<stdin>", progress: progress)
+        } else {
+            result = try importer.importFile(at: URL(fileURLWithPath: file), displayName: file, progress: progress)
+        }
+        Console.endProgress()
+        Console.print("imported \(result.count) \(entity) rows (\(result.inserted) inserted, \(result.updated) updated)")
+    }
+}

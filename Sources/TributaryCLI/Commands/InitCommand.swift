@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import Tributary
+
+/// `tributary init STORE --model FILE`: creates a store, or migrates it additively.
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create a store from a YAML model (or migrate an existing one additively).",
+        discussion: "Example: tributary init blog.sqlite --model examples/blog/model.yml"
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: "The YAML model file.")
+    var model: String
+
+    func run() async throws {
+        let model = try ManagedObjectModel(yamlFile: URL(fileURLWithPath: self.model))
+        let existed = FileManager.default.fileExists(atPath: storeOptions.store)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        var description = PersistentStoreDescription(url: storeOptions.url)
+        description.busyTimeout = storeOptions.busyTimeout
+        let store = try coordinator.addPersistentStore(with: description)
+        let entities = store.model.entities.map(\.name).joined(separator: ", ")
+        Console.print("\(existed ? "opened" : "created") \(storeOptions.store): store \(store.identifier.uuidString.lowercased()), entities \(entities)")
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import Tributary
+
+/// The store argument shared by the subcommands.
+struct StoreOptions: ParsableArguments {
+    @Argument(help: "Path of the store file.")
+    var store: String
+
+    @Option(name: .long, help: "Seconds to wait for another writer's lock.")
+    var busyTimeout: Double = 5
+
+    /// The store's URL.
+    var url: URL { URL(fileURLWithPath: store) }
+
+    /// Opens the store with the model cached in it.
+    func open(readOnly: Bool = false) throws -> PersistentStoreCoordinator {
+        let coordinator = PersistentStoreCoordinator()
+        var description = PersistentStoreDescription(url: url)
+        description.isReadOnly = readOnly
+        description.busyTimeout = busyTimeout
+        try coordinator.addPersistentStore(with: description)
+        return coordinator
+    }
+}
+
+/// Entity and predicate options shared by query, count, update and delete.
+struct EntityOptions: ParsableArguments {
+    @Option(name: .long, help: "The entity.")
+    var entity: String
+
+    @Option(name: .customLong("where"), help: "An NSPredicate-style filter, such as \"title BEGINSWITH[c] 'swift'\".")
+    var predicate: String?
+
+    /// The parsed predicate, if any.
+    func parsedPredicate() throws -> Predicate? {
+        try predicate.map { try Predicate(format: $0) }
+    }
+}
+
+/// Writes to standard output and standard error.
+enum Console {
+    /// Whether standard output is a terminal.
+    static var isTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    /// Whether standard error is a terminal (progress goes there).
+    static var isErrorTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    static func print(_ line: String) {
+        Swift.print(line)
+    }
+
+    static func progress(_ text: String) {
+        guard isErrorTerminal else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+    }
+
+    static func endProgress() {
+        guard isErrorTerminal else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import Foundation
+import Tributary
+
+/// The `tributary` command: a store's model, data and history from the shell.
+@main
+struct TributaryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tributary",
+        abstract: "Change data capture for SQLite stores: models, batch writes, queries and history.",
+        subcommands: [
+            InitCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
+            DeleteCommand.self, QueryCommand.self, CountCommand.self, DemoCommand.self,
+        ]
+    )
+}
