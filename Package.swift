@@ -28,6 +28,7 @@ let package = Package(
             name: "Tributary",
             dependencies: [
                 "CSQLite",
+                "CZstd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]

@@ -71,7 +71,7 @@ struct BatchInserter {
                 let unknown = object.keys.sorted().first { !known.contains($0) } ?? "?"
                 throw validator.unknownKey(unknown, row: row)
             }
-            let returning = hasUnique && (resultType == .objectIDs || !links.isEmpty)
+            let returning = hasUnique
             let statement = try self.statement(mask: mask, returning: returning, on: db)
             for (i, value) in values.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
             var primaryKey: Int64 = 0
@@ -92,7 +92,7 @@ struct BatchInserter {
             }
             statement.reset()
             result.count += 1
-            if returning || !hasUnique {
+            do {
                 if isNew { result.inserted += 1 } else { result.updated += 1 }
                 if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: primaryKey)) }
                 if isNew {

@@ -65,7 +65,7 @@ public struct BatchInsertRequest: Sendable {
 /// (Core Data's `NSBatchUpdateRequest`).
 ///
 /// ```swift
-/// var request = BatchUpdateRequest(entityName: "Tag", predicate: try Predicate(format: "color == nil"))
+/// var request = BatchUpdateRequest(entityName: "Tag", predicate: try StorePredicate(format: "color == nil"))
 /// request.propertiesToUpdate = ["color": "gray"]
 /// try coordinator.execute(request)
 /// ```
@@ -73,14 +73,14 @@ public struct BatchUpdateRequest: Sendable {
     /// The entity updated.
     public var entityName: String
     /// Which rows; all when nil.
-    public var predicate: Predicate?
+    public var predicate: StorePredicate?
     /// New values by attribute or to-one relationship name.
     public var propertiesToUpdate: [String: AttributeValue]
     /// What the result reports.
     public var resultType: BatchResultType = .count
 
     /// A batch update of the rows of `entityName` matching `predicate`.
-    public init(entityName: String, predicate: Predicate? = nil, propertiesToUpdate: [String: AttributeValue] = [:]) {
+    public init(entityName: String, predicate: StorePredicate? = nil, propertiesToUpdate: [String: AttributeValue] = [:]) {
         self.entityName = entityName
         self.predicate = predicate
         self.propertiesToUpdate = propertiesToUpdate
@@ -92,19 +92,19 @@ public struct BatchUpdateRequest: Sendable {
 /// Tributary does, so cascades and denies hold on every write path).
 ///
 /// ```swift
-/// let request = BatchDeleteRequest(entityName: "Post", predicate: try Predicate(format: "createdAt < %@", .date(cutoff)))
+/// let request = BatchDeleteRequest(entityName: "Post", predicate: try StorePredicate(format: "createdAt < %@", .date(cutoff)))
 /// let result = try coordinator.execute(request)   // result.deleted counts cascades too
 /// ```
 public struct BatchDeleteRequest: Sendable {
     /// The entity deleted from.
     public var entityName: String
     /// Which rows; all when nil.
-    public var predicate: Predicate?
+    public var predicate: StorePredicate?
     /// What the result reports.
     public var resultType: BatchResultType = .count
 
     /// A batch delete of the rows of `entityName` matching `predicate`.
-    public init(entityName: String, predicate: Predicate? = nil) {
+    public init(entityName: String, predicate: StorePredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
     }

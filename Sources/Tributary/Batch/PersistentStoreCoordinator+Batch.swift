@@ -61,7 +61,7 @@ extension PersistentStoreCoordinator {
     /// Runs a batch delete in one transaction, applying delete rules.
     ///
     /// ```swift
-    /// try coordinator.execute(BatchDeleteRequest(entityName: "Post", predicate: try Predicate(format: "title == nil")))
+    /// try coordinator.execute(BatchDeleteRequest(entityName: "Post", predicate: try StorePredicate(format: "title == nil")))
     /// ```
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {

@@ -15,7 +15,7 @@ struct FetchQuery {
     let entityName: String
 
     /// Compiles the WHERE clause of `predicate` over `table` aliased `t0`.
-    static func whereClause(_ predicate: Predicate?, table: StoreSchema.Table, schema: StoreSchema) throws -> SQLFragment {
+    static func whereClause(_ predicate: StorePredicate?, table: StoreSchema.Table, schema: StoreSchema) throws -> SQLFragment {
         guard let predicate else { return SQLFragment("") }
         var compiler = PredicateCompiler(schema: schema)
         let fragment = try compiler.compile(predicate, table: table, alias: "t0")

@@ -48,7 +48,7 @@ public struct SortDescriptor: Sendable, Equatable {
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Post")
-/// request.predicate = try Predicate(format: "title BEGINSWITH[c] %@", "swift")
+/// request.predicate = try StorePredicate(format: "title BEGINSWITH[c] %@", "swift")
 /// request.sortDescriptors = [SortDescriptor("createdAt", ascending: false)]
 /// request.fetchLimit = 20
 /// let rows = try coordinator.fetch(request)
@@ -57,7 +57,7 @@ public struct FetchRequest: Sendable, Equatable {
     /// The entity fetched.
     public var entityName: String
     /// Which rows; all when nil.
-    public var predicate: Predicate?
+    public var predicate: StorePredicate?
     /// Order of the rows; by primary key when empty.
     public var sortDescriptors: [SortDescriptor]
     /// At most this many rows; 0 means no limit.
@@ -72,7 +72,7 @@ public struct FetchRequest: Sendable, Equatable {
     public var propertiesToFetch: [String]?
 
     /// A request for `entityName`'s rows.
-    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+    public init(entityName: String, predicate: StorePredicate? = nil, sortDescriptors: [SortDescriptor] = []) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

@@ -1,4 +1,4 @@
-/// Compiles a ``Predicate`` against an entity's table into an SQL expression
+/// Compiles a ``StorePredicate`` against an entity's table into an SQL expression
 /// with bound parameters only: no value is ever interpolated into the SQL.
 ///
 /// Key paths through to-one relationships become correlated subqueries; key
@@ -31,7 +31,7 @@ struct PredicateCompiler {
 
     // MARK: Predicates
 
-    mutating func compile(_ predicate: Predicate, table: StoreSchema.Table, alias: String) throws -> SQLFragment {
+    mutating func compile(_ predicate: StorePredicate, table: StoreSchema.Table, alias: String) throws -> SQLFragment {
         switch predicate {
         case .constant(let value):
             return SQLFragment(value ? "1" : "0")

@@ -64,21 +64,21 @@ struct DemoCommand: AsyncParsableCommand {
         }))
         Console.print("re-imported 100 posts: \(reimport.inserted) inserted, \(reimport.updated) updated; \(try coordinator.count(for: FetchRequest(entityName: "Post"))) posts in all")
 
-        let swiftPosts = try coordinator.count(for: FetchRequest(entityName: "Post", predicate: try Predicate(format: "ANY tags.name == %@", "swift")))
+        let swiftPosts = try coordinator.count(for: FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "ANY tags.name == %@", "swift")))
         Console.print("query: posts tagged swift: \(swiftPosts)")
-        let revised = try coordinator.count(for: FetchRequest(entityName: "Post", predicate: try Predicate(format: "title ENDSWITH[c] 'REVISED'")))
+        let revised = try coordinator.count(for: FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "title ENDSWITH[c] 'REVISED'")))
         Console.print("query: titles ending in 'revised': \(revised)")
         var latest = FetchRequest(entityName: "Post", sortDescriptors: [SortDescriptor("createdAt", ascending: false)])
         latest.fetchLimit = 3
         let latestTitles = try coordinator.fetch(latest).compactMap { $0["title"]?.stringValue }
         Console.print("query: latest 3 posts: \(latestTitles.joined(separator: "; "))")
-        let withImages = try coordinator.count(for: FetchRequest(entityName: "Attachment", predicate: try Predicate(format: "imageData.width >= 642 AND post.title BEGINSWITH 'Post'")))
+        let withImages = try coordinator.count(for: FetchRequest(entityName: "Attachment", predicate: try StorePredicate(format: "imageData.width >= 642 AND post.title BEGINSWITH 'Post'")))
         Console.print("query: attachments with images at least 642 wide: \(withImages)")
 
-        let recolored = try coordinator.execute(BatchUpdateRequest(entityName: "Tag", predicate: try Predicate(format: "name IN %@", .array(["swift", "sqlite"])), propertiesToUpdate: ["color": "orange"]))
+        let recolored = try coordinator.execute(BatchUpdateRequest(entityName: "Tag", predicate: try StorePredicate(format: "name IN %@", .array(["swift", "sqlite"])), propertiesToUpdate: ["color": "orange"]))
         Console.print("batch update: \(recolored.count) tags recolored")
         let cutoff = base.addingTimeInterval(Double(posts / 10) * 60)
-        let deleted = try coordinator.execute(BatchDeleteRequest(entityName: "Post", predicate: try Predicate(format: "createdAt < %@", .date(cutoff))))
+        let deleted = try coordinator.execute(BatchDeleteRequest(entityName: "Post", predicate: try StorePredicate(format: "createdAt < %@", .date(cutoff))))
         Console.print("batch delete: \(deleted.count) posts older than \(ISO8601.string(from: cutoff)), and \(deleted.deleted - deleted.count) attachments and images by cascade")
         for entity in ["Post", "Tag", "Attachment", "ImageData"] {
             Console.print("  \(entity): \(try coordinator.count(for: FetchRequest(entityName: entity))) rows")

@@ -33,8 +33,8 @@ struct EntityOptions: ParsableArguments {
     var predicate: String?
 
     /// The parsed predicate, if any.
-    func parsedPredicate() throws -> Predicate? {
-        try predicate.map { try Predicate(format: $0) }
+    func parsedPredicate() throws -> StorePredicate? {
+        try predicate.map { try StorePredicate(format: $0) }
     }
 }
 

@@ -4,19 +4,19 @@ import Foundation
 /// format string and compiled to SQL with bound parameters.
 ///
 /// ```swift
-/// let p = try Predicate(format: "title BEGINSWITH[c] %@ AND createdAt > %@",
+/// let p = try StorePredicate(format: "title BEGINSWITH[c] %@ AND createdAt > %@",
 ///                       "swift", .date(cutoff))
-/// let q = try Predicate(format: "ANY tags.name == 'swift'")
+/// let q = try StorePredicate(format: "ANY tags.name == 'swift'")
 /// ```
-public indirect enum Predicate: Sendable, Equatable {
+public indirect enum StorePredicate: Sendable, Equatable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)
     /// `NOT p`, `!p`.
-    case not(Predicate)
+    case not(StorePredicate)
     /// `a AND b AND …`, `&&`.
-    case and([Predicate])
+    case and([StorePredicate])
     /// `a OR b OR …`, `||`.
-    case or([Predicate])
+    case or([StorePredicate])
     /// A comparison such as `title == "x"`.
     case comparison(Comparison)
 }

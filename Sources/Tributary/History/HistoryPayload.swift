@@ -1,0 +1,282 @@
+import Foundation
+
+/// The binary form of a transaction's changes, stored (zstd-compressed when it
+/// pays) in one row per transaction. Values are self-describing, so a payload
+/// decodes without the model.
+///
+/// Layout: a string table (entity and property names), then each change:
+/// type, entity, primary key, properties; each property: name, flags, values
+/// or added/removed keys. Integers are LEB128 varints (zigzag for signed).
+struct HistoryPayload {
+    static let rawMarker: UInt8 = 1
+    static let zstdMarker: UInt8 = 2
+    /// Payloads smaller than this are stored uncompressed.
+    static let compressionThreshold = 96
+
+    enum ValueTag: UInt8 {
+        case null = 0, integer, double, text, blob, boolTrue, boolFalse, date, uuid, objectID
+    }
+
+    struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let before = Flags(rawValue: 1)
+        static let after = Flags(rawValue: 2)
+        static let excluded = Flags(rawValue: 4)
+        static let membership = Flags(rawValue: 8)
+    }
+
+    // MARK: Encoding
+
+    /// Encodes changes; returns the bytes to store.
+    static func encode(_ changes: [RecordedChange]) throws -> [UInt8] {
+        var strings: [String: Int] = [:]
+        var table: [String] = []
+        func intern(_ s: String) -> Int {
+            if let i = strings[s] { return i }
+            strings[s] = table.count
+            table.append(s)
+            return table.count - 1
+        }
+        var body = ByteWriter()
+        body.varint(UInt64(changes.count))
+        for change in changes {
+            body.byte(change.type == .insert ? 0 : change.type == .update ? 1 : 2)
+            body.varint(UInt64(intern(change.entity)))
+            body.signed(change.primaryKey)
+            body.varint(UInt64(change.properties.count))
+            for property in change.properties {
+                body.varint(UInt64(intern(property.name)))
+                var flags: Flags = []
+                if property.before != nil { flags.insert(.before) }
+                if property.after != nil { flags.insert(.after) }
+                if property.excluded { flags.insert(.excluded) }
+                if property.membership != nil { flags.insert(.membership) }
+                body.byte(flags.rawValue)
+                if let value = property.before { body.value(value, intern: intern) }
+                if let value = property.after { body.value(value, intern: intern) }
+                if let membership = property.membership {
+                    body.varint(UInt64(intern(membership.destination)))
+                    body.varint(UInt64(membership.added.count))
+                    for key in membership.added { body.signed(key) }
+                    body.varint(UInt64(membership.removed.count))
+                    for key in membership.removed { body.signed(key) }
+                }
+            }
+        }
+        var out = ByteWriter()
+        out.varint(UInt64(table.count))
+        for s in table { out.string(s) }
+        out.bytes.append(contentsOf: body.bytes)
+        if out.bytes.count < compressionThreshold {
+            return [rawMarker] + out.bytes
+        }
+        return [zstdMarker] + (try Zstd.compress(out.bytes))
+    }
+
+    // MARK: Decoding
+
+    /// Decodes a stored payload into changes of `token`.
+    static func decode(_ stored: UnsafeRawBufferPointer, token: PersistentHistoryToken, storeID: UUID, filter: (String, PersistentHistoryChangeType) -> Bool = { _, _ in true }) throws -> [PersistentHistoryChange] {
+        guard let marker = stored.first else { return [] }
+        let bytes: [UInt8]
+        switch marker {
+        case rawMarker: bytes = Array(stored.dropFirst())
+        case zstdMarker: bytes = try Zstd.decompress(UnsafeRawBufferPointer(rebasing: stored.dropFirst()))
+        default: throw damaged()
+        }
+        var reader = ByteReader(bytes: bytes)
+        let count = try reader.count()
+        var table: [String] = []
+        table.reserveCapacity(count)
+        for _ in 0..<count { table.append(try reader.string()) }
+        func name() throws -> String {
+            let i = try reader.count()
+            guard i < table.count else { throw damaged() }
+            return table[i]
+        }
+        let changeCount = try reader.count()
+        var changes: [PersistentHistoryChange] = []
+        for index in 0..<changeCount {
+            let typeByte = try reader.byte()
+            guard typeByte <= 2 else { throw damaged() }
+            let type: PersistentHistoryChangeType = typeByte == 0 ? .insert : typeByte == 1 ? .update : .delete
+            let entity = try name()
+            let key = try reader.signed()
+            let propertyCount = try reader.count()
+            var properties: [PropertyChange] = []
+            properties.reserveCapacity(propertyCount)
+            for _ in 0..<propertyCount {
+                let propertyName = try name()
+                let flags = Flags(rawValue: try reader.byte())
+                var property = PropertyChange(name: propertyName, isValueExcluded: flags.contains(.excluded))
+                if flags.contains(.before) { property.before = try reader.value(storeID: storeID, name: name) }
+                if flags.contains(.after) { property.after = try reader.value(storeID: storeID, name: name) }
+                if flags.contains(.membership) {
+                    let destination = try name()
+                    let added = try reader.count()
+                    for _ in 0..<added { property.added.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                    let removed = try reader.count()
+                    for _ in 0..<removed { property.removed.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                }
+                properties.append(property)
+            }
+            if filter(entity, type) {
+                changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: entity, primaryKey: key), changeType: type, properties: properties))
+            }
+        }
+        return changes
+    }
+
+    static func damaged() -> TributaryError {
+        TributaryError(.io, "a history record is damaged", hint: "the store may be damaged; restore it from a copy")
+    }
+}
+
+/// A change as the recorder collects it, before encoding.
+struct RecordedChange {
+    struct Property {
+        var name: String
+        var before: AttributeValue?
+        var after: AttributeValue?
+        var excluded = false
+        var membership: Membership?
+    }
+
+    struct Membership {
+        var destination: String
+        var added: [Int64]
+        var removed: [Int64]
+    }
+
+    var type: PersistentHistoryChangeType
+    var entity: String
+    var primaryKey: Int64
+    var properties: [Property]
+    /// Inserted and deleted within the same transaction: dropped.
+    var isCancelled = false
+}
+
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7f) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func signed(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func double(_ d: Double) {
+        var bits = d.bitPattern
+        for _ in 0..<8 {
+            bytes.append(UInt8(bits & 0xff))
+            bits >>= 8
+        }
+    }
+
+    mutating func value(_ value: AttributeValue, intern: (String) -> Int) {
+        typealias Tag = HistoryPayload.ValueTag
+        switch value {
+        case .null: byte(Tag.null.rawValue)
+        case .integer(let i): byte(Tag.integer.rawValue); signed(i)
+        case .double(let d): byte(Tag.double.rawValue); double(d)
+        case .string(let s): byte(Tag.text.rawValue); string(s)
+        case .data(let d): byte(Tag.blob.rawValue); varint(UInt64(d.count)); bytes.append(contentsOf: d)
+        case .bool(let b): byte(b ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
+        case .date(let d): byte(Tag.date.rawValue); double(d.timeIntervalSince1970)
+        case .uuid(let u):
+            byte(Tag.uuid.rawValue)
+            withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
+        case .objectID(let id): byte(Tag.objectID.rawValue); varint(UInt64(intern(id.entityName))); signed(id.primaryKey)
+        case .array(let items):
+            // Arrays do not occur in recorded values; store them as null rather than fail a commit.
+            _ = items
+            byte(Tag.null.rawValue)
+        }
+    }
+}
+
+struct ByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < bytes.count else { throw HistoryPayload.damaged() }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            result |= UInt64(b & 0x7f) << shift
+            if b < 0x80 { return result }
+            shift += 7
+            guard shift < 64 else { throw HistoryPayload.damaged() }
+        }
+    }
+
+    mutating func count() throws -> Int {
+        let v = try varint()
+        guard v <= UInt64(bytes.count) * 8 + 64 else { throw HistoryPayload.damaged() }
+        return Int(v)
+    }
+
+    mutating func signed() throws -> Int64 {
+        let v = try varint()
+        return Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1)))
+    }
+
+    mutating func take(_ n: Int) throws -> ArraySlice<UInt8> {
+        guard n >= 0, offset + n <= bytes.count else { throw HistoryPayload.damaged() }
+        defer { offset += n }
+        return bytes[offset..<offset + n]
+    }
+
+    mutating func string() throws -> String {
+        String(decoding: try take(try count()), as: UTF8.self)
+    }
+
+    mutating func double() throws -> Double {
+        var bits: UInt64 = 0
+        for (i, b) in try take(8).enumerated() { bits |= UInt64(b) << (UInt64(i) * 8) }
+        return Double(bitPattern: bits)
+    }
+
+    mutating func value(storeID: UUID, name: () throws -> String) throws -> AttributeValue {
+        typealias Tag = HistoryPayload.ValueTag
+        guard let tag = Tag(rawValue: try byte()) else { throw HistoryPayload.damaged() }
+        switch tag {
+        case .null: return .null
+        case .integer: return .integer(try signed())
+        case .double: return .double(try double())
+        case .text: return .string(try string())
+        case .blob: return .data(Data(try take(try count())))
+        case .boolTrue: return .bool(true)
+        case .boolFalse: return .bool(false)
+        case .date: return .date(Date(timeIntervalSince1970: try double()))
+        case .uuid:
+            let b = Array(try take(16))
+            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        case .objectID:
+            let entity = try name()
+            return .objectID(ObjectID(storeID: storeID, entityName: entity, primaryKey: try signed()))
+        }
+    }
+}

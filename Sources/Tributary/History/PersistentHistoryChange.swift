@@ -1,0 +1,89 @@
+/// Whether a change inserted, updated or deleted its object.
+public enum PersistentHistoryChangeType: String, Sendable, Codable, CaseIterable {
+    case insert
+    case update
+    case delete
+}
+
+/// One property of a history change: its value before and after, or, for a
+/// to-many relationship, the object IDs added and removed.
+///
+/// `before` and `after` are nil where they do not apply (no `before` for an
+/// insert, no `after` for a delete) and for attributes the model excludes from
+/// history values, which still appear, with ``isValueExcluded`` set.
+public struct PropertyChange: Sendable, Equatable {
+    /// The attribute or relationship name.
+    public let name: String
+    /// The value before the change.
+    public var before: AttributeValue?
+    /// The value after the change.
+    public var after: AttributeValue?
+    /// Object IDs added to a to-many relationship.
+    public var added: [ObjectID]
+    /// Object IDs removed from a to-many relationship.
+    public var removed: [ObjectID]
+    /// The model excludes this attribute's values from history.
+    public var isValueExcluded: Bool
+
+    /// A property change.
+    public init(name: String, before: AttributeValue? = nil, after: AttributeValue? = nil, added: [ObjectID] = [], removed: [ObjectID] = [], isValueExcluded: Bool = false) {
+        self.name = name
+        self.before = before
+        self.after = after
+        self.added = added
+        self.removed = removed
+        self.isValueExcluded = isValueExcluded
+    }
+
+    /// `true` for a to-many membership change.
+    public var isMembershipChange: Bool { !added.isEmpty || !removed.isEmpty }
+}
+
+/// One object's change within a history transaction (Core Data's `NSPersistentHistoryChange`),
+/// with the values: every attribute after an insert, each updated property before
+/// and after an update, every attribute's last value (a tombstone) for a delete.
+///
+/// ```swift
+/// for change in transaction.changes where change.changeType == .update {
+///     for property in change.updatedProperties {
+///         print(property.name, property.before ?? .null, "→", property.after ?? .null)
+///     }
+/// }
+/// ```
+public struct PersistentHistoryChange: Sendable, Equatable {
+    /// The transaction's token.
+    public let token: PersistentHistoryToken
+    /// The change's index within its transaction.
+    public let index: Int
+    /// The object changed.
+    public let changedObjectID: ObjectID
+    /// Insert, update or delete.
+    public let changeType: PersistentHistoryChangeType
+    /// The properties, in model order: all for inserts and deletes, the updated ones for updates.
+    public let properties: [PropertyChange]
+
+    /// A unique, ordered ID: the token's value and the index.
+    public var changeID: String { "\(token.value).\(index)" }
+
+    /// The entity's name.
+    public var entityName: String { changedObjectID.entityName }
+
+    /// For updates, the properties that changed (Core Data's `updatedProperties`).
+    public var updatedProperties: [PropertyChange] { changeType == .update ? properties : [] }
+
+    /// For deletes, the last values (Core Data's `tombstone`).
+    public var tombstone: [String: AttributeValue] {
+        guard changeType == .delete else { return [:] }
+        var values: [String: AttributeValue] = [:]
+        for property in properties { if let value = property.before { values[property.name] = value } }
+        return values
+    }
+
+    /// For inserts, the new values.
+    public var insertedValues: [String: AttributeValue] {
+        guard changeType == .insert else { return [:] }
+        var values: [String: AttributeValue] = [:]
+        for property in properties { if let value = property.after { values[property.name] = value } }
+        return values
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// One saved transaction and its changes (Core Data's `NSPersistentHistoryTransaction`).
+///
+/// ```swift
+/// for transaction in try coordinator.fetchHistory(PersistentHistoryChangeRequest.fetchHistory(after: token)) {
+///     print(transaction.token, transaction.author ?? "-", transaction.changes.count)
+/// }
+/// ```
+public struct PersistentHistoryTransaction: Sendable, Equatable {
+    /// The transaction's position.
+    public let token: PersistentHistoryToken
+    /// When it committed.
+    public let timestamp: Date
+    /// The writer's `transactionAuthor` (or the CLI's `--author`).
+    public let author: String?
+    /// The writing context's name.
+    public let contextName: String?
+    /// The writing process's ID.
+    public let processID: Int32
+    /// The writing executable's name.
+    public let processName: String
+    /// The store's ID.
+    public let storeID: UUID
+    /// The number of changes (present even when the changes were not fetched).
+    public let changeCount: Int
+    /// The changes, in the order they were made (empty for transaction-only results).
+    public let changes: [PersistentHistoryChange]
+
+    /// The object IDs inserted, updated and deleted, in the form
+    /// `mergeChanges(fromRemoteContextSave:into:)` takes.
+    public var objectIDNotification: [PersistentHistoryChangeType: Set<ObjectID>] {
+        var result: [PersistentHistoryChangeType: Set<ObjectID>] = [:]
+        for change in changes { result[change.changeType, default: []].insert(change.changedObjectID) }
+        return result
+    }
+}
