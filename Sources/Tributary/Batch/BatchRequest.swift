@@ -53,6 +53,8 @@ public struct BatchInsertRequest: Sendable {
     public var objects: [[String: AttributeValue]]
     /// What the result reports.
     public var resultType: BatchResultType = .count
+    /// The author and context name recorded with this write's history.
+    public var transaction = TransactionMetadata()
 
     /// A batch insert of `objects` into `entityName`.
     public init(entityName: String, objects: [[String: AttributeValue]]) {
@@ -78,6 +80,8 @@ public struct BatchUpdateRequest: Sendable {
     public var propertiesToUpdate: [String: AttributeValue]
     /// What the result reports.
     public var resultType: BatchResultType = .count
+    /// The author and context name recorded with this write's history.
+    public var transaction = TransactionMetadata()
 
     /// A batch update of the rows of `entityName` matching `predicate`.
     public init(entityName: String, predicate: StorePredicate? = nil, propertiesToUpdate: [String: AttributeValue] = [:]) {
@@ -102,6 +106,8 @@ public struct BatchDeleteRequest: Sendable {
     public var predicate: StorePredicate?
     /// What the result reports.
     public var resultType: BatchResultType = .count
+    /// The author and context name recorded with this write's history.
+    public var transaction = TransactionMetadata()
 
     /// A batch delete of the rows of `entityName` matching `predicate`.
     public init(entityName: String, predicate: StorePredicate? = nil) {

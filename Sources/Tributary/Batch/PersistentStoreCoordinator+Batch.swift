@@ -8,7 +8,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
         let store = try requireStore()
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
-        return try store.database.write { db in
+        return try store.database.write(request.transaction) { db in
             try inserter.run(request.objects, resultType: request.resultType, on: db)
         }
     }
@@ -41,7 +41,7 @@ extension PersistentStoreCoordinator {
         assignments.append("\"_version\" = \"_version\" + 1")
         let filter = try FetchQuery.whereClause(request.predicate, table: table, schema: store.schema)
         let sql = "UPDATE \(quote(table.name)) AS t0 SET \(assignments.joined(separator: ", "))\(filter.sql) RETURNING \"_pk\""
-        return try store.database.write { db in
+        return try store.database.write(request.transaction) { db in
             let statement = try db.makeStatement(sql)
             try statement.bind(arguments + filter.arguments)
             var result = BatchResult()
@@ -68,7 +68,7 @@ extension PersistentStoreCoordinator {
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
         let filter = try FetchQuery.whereClause(request.predicate, table: table, schema: store.schema)
-        return try store.database.write { db in
+        return try store.database.write(request.transaction) { db in
             var keys: [Int64] = []
             let statement = try db.makeStatement("SELECT t0.\"_pk\" FROM \(quote(table.name)) t0\(filter.sql)")
             try statement.bind(filter.arguments)

@@ -109,8 +109,8 @@ struct HistoryPayload {
                 let propertyName = try name()
                 let flags = Flags(rawValue: try reader.byte())
                 var property = PropertyChange(name: propertyName, isValueExcluded: flags.contains(.excluded))
-                if flags.contains(.before) { property.before = try reader.value(storeID: storeID, name: name) }
-                if flags.contains(.after) { property.after = try reader.value(storeID: storeID, name: name) }
+                if flags.contains(.before) { property.before = try reader.value(storeID: storeID, names: table) }
+                if flags.contains(.after) { property.after = try reader.value(storeID: storeID, names: table) }
                 if flags.contains(.membership) {
                     let destination = try name()
                     let added = try reader.count()
@@ -259,7 +259,7 @@ struct ByteReader {
         return Double(bitPattern: bits)
     }
 
-    mutating func value(storeID: UUID, name: () throws -> String) throws -> AttributeValue {
+    mutating func value(storeID: UUID, names: [String]) throws -> AttributeValue {
         typealias Tag = HistoryPayload.ValueTag
         guard let tag = Tag(rawValue: try byte()) else { throw HistoryPayload.damaged() }
         switch tag {
@@ -275,7 +275,9 @@ struct ByteReader {
             let b = Array(try take(16))
             return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
         case .objectID:
-            let entity = try name()
+            let i = try count()
+            guard i < names.count else { throw HistoryPayload.damaged() }
+            let entity = names[i]
             return .objectID(ObjectID(storeID: storeID, entityName: entity, primaryKey: try signed()))
         }
     }

@@ -6,7 +6,8 @@ import Foundation
 /// seen whatever the write path), coalesces changes to the same object, and
 /// writes them as one history transaction just before the SQL transaction
 /// commits: data and history commit or roll back together.
-final class HistoryRecorder {
+// @unchecked Sendable: used only by the writer connection's owner, under the writer lock.
+final class HistoryRecorder: @unchecked Sendable {
     /// How one table's columns map to properties.
     struct TableCapture {
         enum Column {

@@ -15,12 +15,15 @@ public struct NDJSONImporter: Sendable {
     public let entityName: String
     /// Rows per batch insert.
     public let batchSize: Int
+    /// The author and context name recorded with each batch's history.
+    public let transaction: TransactionMetadata
 
     /// An importer into `entityName`.
-    public init(coordinator: PersistentStoreCoordinator, entityName: String, batchSize: Int = 1000) {
+    public init(coordinator: PersistentStoreCoordinator, entityName: String, batchSize: Int = 1000, transaction: TransactionMetadata = TransactionMetadata()) {
         self.coordinator = coordinator
         self.entityName = entityName
         self.batchSize = max(1, batchSize)
+        self.transaction = transaction
     }
 
     /// Imports the file at `url` (`displayName` names it in errors); `progress`
@@ -57,7 +60,9 @@ public struct NDJSONImporter: Sendable {
         var start = 0
         while start < rows.count {
             let end = min(start + batchSize, rows.count)
-            let result = try coordinator.execute(BatchInsertRequest(entityName: entityName, objects: Array(rows[start..<end])))
+            var request = BatchInsertRequest(entityName: entityName, objects: Array(rows[start..<end]))
+            request.transaction = transaction
+            let result = try coordinator.execute(request)
             total.count += result.count
             total.inserted += result.inserted
             total.updated += result.updated
@@ -74,7 +79,10 @@ public struct NDJSONImporter: Sendable {
         do {
             try store.database.withWriter { db in
                 try db.execute("BEGIN IMMEDIATE")
-                defer { try? db.execute("ROLLBACK") }
+                defer {
+                    try? db.execute("ROLLBACK")
+                    store.database.recorder.discard()
+                }
                 var inserter = try BatchInserter(store: store, entityName: entityName)
                 var start = 0
                 while start < rows.count {

@@ -87,10 +87,6 @@ extension AttributeValue: ExpressibleByBooleanLiteral {
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 }
 
-extension AttributeValue: ExpressibleByNilLiteral {
-    public init(nilLiteral: ()) { self = .null }
-}
-
 extension AttributeValue: ExpressibleByArrayLiteral {
     public init(arrayLiteral elements: AttributeValue...) { self = .array(elements) }
 }

@@ -11,6 +11,8 @@ final class StoreDatabase: Sendable {
     private let writer: Connection?
     let readers: ReaderPool
     let busyTimeout: TimeInterval
+    /// Records history on the writer; enabled when the store tracks history.
+    let recorder = HistoryRecorder()
 
     init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval) throws {
         self.path = path
@@ -46,16 +48,30 @@ final class StoreDatabase: Sendable {
         }
     }
 
-    /// Runs `body` in an immediate write transaction on the writer.
-    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// Runs `body` in an immediate write transaction on the writer; when history is
+    /// on, the changes it made are recorded in the same transaction, under `metadata`.
+    func write<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> T {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
         writerLock.lock()
         defer { writerLock.unlock() }
         do {
-            return try writer.transaction("IMMEDIATE") { try body(writer) }
+            return try writer.transaction("IMMEDIATE") {
+                let result = try body(writer)
+                if recorder.isEnabled { _ = try recorder.commit(on: writer, metadata: metadata) }
+                return result
+            }
         } catch let error as SQLiteError {
+            recorder.discard()
             throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+        } catch {
+            recorder.discard()
+            throw error
         }
+    }
+
+    /// Starts recording history for `schema` on the writer.
+    func enableHistory(schema: StoreSchema) throws {
+        try withWriter { db in try recorder.install(on: db, schema: schema) }
     }
 
     /// Runs `body` with the writer outside any transaction (for pragmas, backups).

@@ -23,13 +23,16 @@ public final class PersistentStore: Sendable {
 
     let schema: StoreSchema
     let database: StoreDatabase
+    /// Whether writes record history: set by the option, and kept once a store has history.
+    public let isHistoryTracked: Bool
 
-    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase) {
+    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, isHistoryTracked: Bool) {
         self.identifier = identifier
         self.description = description
         self.model = model
         self.schema = StoreSchema(model: model)
         self.database = database
+        self.isHistoryTracked = isHistoryTracked
     }
 
     /// Opens (and, given a model, creates or migrates) the store described.
@@ -60,10 +63,18 @@ public final class PersistentStore: Sendable {
                                          poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout)
         let place = inMemory ? description.url.path : path
         do {
-            let (identifier, effectiveModel) = description.isReadOnly
-                ? try database.read { try StoreMetadata.load(on: $0, given: model, place: place, canWrite: false) }
-                : try database.write { try StoreMetadata.load(on: $0, given: model, place: place, canWrite: true) }
-            return PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database)
+            let (identifier, effectiveModel, tracked) = description.isReadOnly
+                ? try database.read { db in
+                    let (id, model) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: false)
+                    return (id, model, try HistorySchema.isPresent(on: db, place: place))
+                }
+                : try database.write { db in
+                    let (id, model) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
+                    return (id, model, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking, place: place))
+                }
+            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, isHistoryTracked: tracked)
+            if tracked && !description.isReadOnly { try database.enableHistory(schema: store.schema) }
+            return store
         } catch let error as TributaryError where error.location == nil {
             throw error.located(place)
         }

@@ -52,6 +52,12 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let readOnly = Code(rawValue: "readOnly")
         /// A store that is not loaded, or a coordinator with no store.
         public static let noStore = Code(rawValue: "noStore")
+        /// History requested past what pruning kept (Core Data's `NSPersistentHistoryTokenExpiredError`).
+        public static let historyExpired = Code(rawValue: "historyExpired")
+        /// A history request on a store that does not track history.
+        public static let historyNotTracked = Code(rawValue: "historyNotTracked")
+        /// A consumer name that is not registered.
+        public static let unknownConsumer = Code(rawValue: "unknownConsumer")
         /// An operating-system or SQLite failure.
         public static let io = Code(rawValue: "io")
     }

@@ -20,6 +20,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The entity to import into.")
     var entity: String
 
+    @Option(name: .long, help: "The author recorded in history for these writes.")
+    var author: String?
+
     @Option(name: .long, help: "Rows per batch insert.")
     var batchSize: Int = 1000
 
@@ -32,7 +35,7 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let coordinator = try storeOptions.open()
-        let importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize)
+        let importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize, transaction: TransactionMetadata(author: author, contextName: "import"))
         let progress: (Int, Int) -> Void = { done, total in Console.progress("imported \(done) of \(total) rows") }
         let result: BatchResult
         if file == "-" {

@@ -1,0 +1,56 @@
+/// The history tables and their format version, kept in the store.
+///
+/// - `_tributary_history`: one row per transaction: token (AUTOINCREMENT, so
+///   tokens are never reused after pruning), timestamp, author, context name,
+///   process, change count, the entities touched, and the changes as one
+///   payload (zstd-compressed when it pays);
+/// - indexes on (author, token) and (contextName, token) answer those filters in SQL;
+/// - `_tributary_consumer`: named cursors.
+enum HistorySchema {
+    /// The history format this version writes; a newer one is refused.
+    static let formatVersion = 1
+    static let transactions = "_tributary_history"
+    static let consumers = "_tributary_consumer"
+
+    /// Whether the store has history (for read-only opens); checks the format.
+    static func isPresent(on db: Connection, place: String) throws -> Bool {
+        let stored = try db.scalar("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat'")?.stringValue.flatMap { Int($0) }
+        if let stored, stored > formatVersion {
+            throw TributaryError(.newerFormat, "the store's history was written in format \(stored), newer than this Tributary's \(formatVersion)", location: place, hint: "upgrade Tributary to read it")
+        }
+        return stored != nil
+    }
+
+    /// Creates the tables if needed and checks the format; returns whether history is on.
+    static func prepare(on db: Connection, enable: Bool, place: String) throws -> Bool {
+        let stored = try db.scalar("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat'")?.stringValue.flatMap { Int($0) }
+        if let stored, stored > formatVersion {
+            throw TributaryError(.newerFormat, "the store's history was written in format \(stored), newer than this Tributary's \(formatVersion)", location: place, hint: "upgrade Tributary to read it")
+        }
+        guard stored != nil || enable else { return false }
+        if stored == nil {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS \(transactions) (
+                    token INTEGER PRIMARY KEY AUTOINCREMENT,
+                    timestamp REAL NOT NULL,
+                    author TEXT,
+                    contextName TEXT,
+                    processID INTEGER NOT NULL,
+                    processName TEXT NOT NULL,
+                    changeCount INTEGER NOT NULL,
+                    entities TEXT NOT NULL,
+                    payload BLOB NOT NULL);
+                CREATE INDEX IF NOT EXISTS \(transactions)_author ON \(transactions) (author, token);
+                CREATE INDEX IF NOT EXISTS \(transactions)_context ON \(transactions) (contextName, token);
+                CREATE TABLE IF NOT EXISTS \(consumers) (
+                    name TEXT PRIMARY KEY,
+                    token INTEGER NOT NULL,
+                    committedAt REAL NOT NULL,
+                    createdAt REAL NOT NULL) WITHOUT ROWID;
+                INSERT INTO _tributary_metadata (key, value) VALUES ('historyFormat', '\(formatVersion)'), ('historyPrunedThrough', '0')
+                    ON CONFLICT(key) DO NOTHING;
+                """)
+        }
+        return true
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+
+extension PersistentStoreCoordinator {
+    /// The token of the newest history transaction (Core Data's `currentPersistentHistoryToken`);
+    /// value 0 before any.
+    ///
+    /// ```swift
+    /// let token = try coordinator.currentPersistentHistoryToken()
+    /// ```
+    public func currentPersistentHistoryToken() throws -> PersistentHistoryToken {
+        let store = try requireHistoryStore()
+        let value = try store.database.read { db in
+            try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(HistorySchema.transactions)])?.integerValue ?? 0
+        }
+        return PersistentHistoryToken(value: value, storeID: store.identifier)
+    }
+
+    /// The oldest token still kept: requests after an older one fail with `historyExpired`.
+    public func oldestKeptHistoryToken() throws -> PersistentHistoryToken {
+        let store = try requireHistoryStore()
+        return PersistentHistoryToken(value: try store.database.read { try Self.prunedThrough($0) }, storeID: store.identifier)
+    }
+
+    /// The transactions matching `request`, all in memory; see ``enumerateHistory(_:_:)`` to stream.
+    ///
+    /// ```swift
+    /// let transactions = try coordinator.fetchHistory(.fetchHistory(after: token))
+    /// ```
+    public func fetchHistory(_ request: PersistentHistoryChangeRequest) throws -> [PersistentHistoryTransaction] {
+        var all: [PersistentHistoryTransaction] = []
+        try enumerateHistory(request) { all += $0 }
+        return all
+    }
+
+    /// The changes matching `request`, in token then change order.
+    public func fetchHistoryChanges(_ request: PersistentHistoryChangeRequest) throws -> [PersistentHistoryChange] {
+        var changes: [PersistentHistoryChange] = []
+        try enumerateHistory(request) { batch in for transaction in batch { changes += transaction.changes } }
+        return changes
+    }
+
+    /// The number of transactions matching `request` (counting only those with a matching change
+    /// when the filter names entities, change types or objects).
+    public func countHistory(_ request: PersistentHistoryChangeRequest) throws -> Int {
+        let store = try requireHistoryStore()
+        if !request.filter.filtersChanges {
+            let query = try HistoryQuery(request.filter, storeID: store.identifier)
+            return try store.database.read { db in
+                try Self.checkNotExpired(request.filter, db: db, store: store)
+                return Int(try db.scalar("SELECT count(*) FROM \(HistorySchema.transactions)\(query.whereSQL)", query.arguments)?.integerValue ?? 0)
+            }
+        }
+        var count = 0
+        var onlyTransactions = request
+        onlyTransactions.resultType = .transactionsAndChanges
+        try enumerateHistory(onlyTransactions) { count += $0.count }
+        return count
+    }
+
+    /// Streams matching transactions in token order, `fetchBatchSize` at a time, from one
+    /// consistent snapshot and in bounded memory.
+    ///
+    /// ```swift
+    /// var request = PersistentHistoryChangeRequest.fetchHistory(after: nil)
+    /// request.fetchBatchSize = 1000
+    /// try coordinator.enumerateHistory(request) { transactions in … }
+    /// ```
+    public func enumerateHistory(_ request: PersistentHistoryChangeRequest, _ body: ([PersistentHistoryTransaction]) throws -> Void) throws {
+        let store = try requireHistoryStore()
+        let query = try HistoryQuery(request.filter, storeID: store.identifier)
+        let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : 500
+        let decodeChanges = request.resultType != .transactionsOnly && request.resultType != .count
+        let filter = request.filter
+        let objectKeys = Set(filter.objectIDs.map { "\($0.entityName)/\($0.primaryKey)" })
+        let storeID = store.identifier
+        let storeKey = PersistentHistoryToken.key(of: storeID)
+        try store.database.read { db in
+            try Self.checkNotExpired(filter, db: db, store: store)
+            let statement = try db.makeStatement("""
+                SELECT token, timestamp, author, contextName, processID, processName, changeCount, payload
+                FROM \(HistorySchema.transactions)\(query.whereSQL) ORDER BY token
+                """)
+            try statement.bind(query.arguments)
+            var batch: [PersistentHistoryTransaction] = []
+            batch.reserveCapacity(min(batchSize, 1024))
+            while try statement.step() {
+                let token = PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey)
+                var changes: [PersistentHistoryChange] = []
+                if decodeChanges {
+                    let blob = statement.data(at: 7)
+                    changes = try blob.withUnsafeBytes { bytes in
+                        try HistoryPayload.decode(bytes, token: token, storeID: storeID, filter: filter.accepts)
+                    }
+                    if !objectKeys.isEmpty {
+                        changes.removeAll { !objectKeys.contains("\($0.changedObjectID.entityName)/\($0.changedObjectID.primaryKey)") }
+                    }
+                    if filter.filtersChanges && changes.isEmpty { continue }
+                }
+                batch.append(PersistentHistoryTransaction(
+                    token: token,
+                    timestamp: Date(timeIntervalSince1970: statement.double(at: 1)),
+                    author: statement.isNull(at: 2) ? nil : statement.string(at: 2),
+                    contextName: statement.isNull(at: 3) ? nil : statement.string(at: 3),
+                    processID: Int32(truncatingIfNeeded: statement.int64(at: 4)),
+                    processName: statement.string(at: 5),
+                    storeID: storeID,
+                    changeCount: Int(statement.int64(at: 6)),
+                    changes: changes))
+                if batch.count == batchSize {
+                    try body(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try body(batch) }
+        }
+    }
+
+    /// The open store, or an error saying how to turn history on.
+    func requireHistoryStore() throws -> PersistentStore {
+        let store = try requireStore()
+        guard store.isHistoryTracked else {
+            throw TributaryError(.historyNotTracked, "the store does not track history", location: store.url.path,
+                                 hint: "open it with persistentHistoryTracking = true (tributary init STORE --model FILE --history) before writing")
+        }
+        return store
+    }
+
+    static func prunedThrough(_ db: Connection) throws -> Int64 {
+        try db.scalar("SELECT value FROM _tributary_metadata WHERE key = 'historyPrunedThrough'")?.stringValue.flatMap { Int64($0) } ?? 0
+    }
+
+    /// A request after a token older than the oldest kept history would silently skip
+    /// what pruning removed: refuse it, naming the way out.
+    static func checkNotExpired(_ filter: HistoryFilter, db: Connection, store: PersistentStore) throws {
+        guard let after = filter.after else { return }
+        let pruned = try prunedThrough(db)
+        if after.value < pruned {
+            let oldest = PersistentHistoryToken(value: pruned, storeID: store.identifier)
+            throw TributaryError(.historyExpired, "history after \(after) was pruned; the oldest token still kept is \(oldest)", location: store.url.path,
+                                 hint: "resynchronise from a snapshot (tributary export --snapshot) and continue after \(oldest), or restart from the current token")
+        }
+    }
+}

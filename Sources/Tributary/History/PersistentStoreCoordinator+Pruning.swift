@@ -1,0 +1,93 @@
+import Foundation
+
+/// What a prune did.
+public struct HistoryPruneResult: Sendable, Equatable {
+    /// Transactions deleted.
+    public var transactions = 0
+    /// Changes in them.
+    public var changes = 0
+    /// The token through which history is now pruned.
+    public var prunedThrough: Int64 = 0
+    /// Consumers left behind (now expired).
+    public var expiredConsumers: [String] = []
+}
+
+extension PersistentStoreCoordinator {
+    /// Deletes history as the request says, in batches of bounded time so that
+    /// concurrent writers never wait long for the lock (Core Data's `deleteHistory`).
+    ///
+    /// ```swift
+    /// try coordinator.deleteHistory(.deleteHistory(before: token))
+    /// try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: 7 * 86_400))
+    /// ```
+    @discardableResult
+    public func deleteHistory(_ request: PersistentHistoryChangeRequest, idleTimeout: TimeInterval? = nil, dryRun: Bool = false) throws -> HistoryPruneResult {
+        let store = try requireHistoryStore()
+        guard let target = request.deleteTarget else {
+            throw TributaryError(.invalidInput, "the request does not delete anything", hint: "use PersistentHistoryChangeRequest.deleteHistory(before:) or deleteConsumedHistory()")
+        }
+        // The last token to delete.
+        let (requested, behind): (Int64, [String]) = try store.database.read { db in
+            switch target {
+            case .token(let token):
+                try token.check(belongsTo: store.identifier)
+                return (token.value, [])
+            case .date(let date):
+                let value = try db.scalar("SELECT max(token) FROM \(HistorySchema.transactions) WHERE timestamp < ?", [.double(date.timeIntervalSince1970)])?.integerValue ?? 0
+                return (value, [])
+            case .consumed(let maximumAge):
+                let newest = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(HistorySchema.transactions)])?.integerValue ?? 0
+                var consumed = newest
+                let now = Date().timeIntervalSince1970
+                let statement = try db.makeStatement("SELECT name, token, committedAt FROM \(HistorySchema.consumers)")
+                var positions: [(String, Int64)] = []
+                while try statement.step() {
+                    let idle = idleTimeout.map { now - statement.double(at: 2) > $0 } ?? false
+                    if !idle { consumed = min(consumed, statement.int64(at: 1)) }
+                    positions.append((statement.string(at: 0), statement.int64(at: 1)))
+                }
+                var limit = consumed
+                if let maximumAge {
+                    let old = try db.scalar("SELECT max(token) FROM \(HistorySchema.transactions) WHERE timestamp < ?", [.double(now - maximumAge)])?.integerValue ?? 0
+                    limit = max(limit, old)
+                }
+                return (limit, positions.filter { $0.1 < limit }.map(\.0))
+            }
+        }
+        let newest = try currentPersistentHistoryToken().value
+        let limit = min(requested, newest)
+        var result = HistoryPruneResult(expiredConsumers: behind)
+        if dryRun {
+            try store.database.read { db in
+                result.transactions = Int(try db.scalar("SELECT count(*) FROM \(HistorySchema.transactions) WHERE token <= ?", [.integer(limit)])?.integerValue ?? 0)
+                result.changes = Int(try db.scalar("SELECT coalesce(sum(changeCount), 0) FROM \(HistorySchema.transactions) WHERE token <= ?", [.integer(limit)])?.integerValue ?? 0)
+                result.prunedThrough = max(limit, try Self.prunedThrough(db))
+            }
+            return result
+        }
+        // Delete in batches, sizing each to take about 2 ms of the writer's time.
+        var batch = 64
+        let clock = ContinuousClock()
+        while true {
+            let started = clock.now
+            let (deleted, changes) = try store.database.write { db -> (Int, Int) in
+                let changes = Int(try db.scalar("SELECT coalesce(sum(changeCount), 0) FROM (SELECT changeCount FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)", [.integer(limit), .integer(Int64(batch))])?.integerValue ?? 0)
+                try db.execute("DELETE FROM \(HistorySchema.transactions) WHERE token IN (SELECT token FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)", [.integer(limit), .integer(Int64(batch))])
+                let deleted = db.changes
+                let previous = try Self.prunedThrough(db)
+                let pruned = max(previous, limit)
+                if pruned > previous {
+                    try db.execute("UPDATE _tributary_metadata SET value = ? WHERE key = 'historyPrunedThrough'", [.string(String(pruned))])
+                }
+                return (deleted, changes)
+            }
+            result.transactions += deleted
+            result.changes += changes
+            if deleted < batch { break }
+            let elapsed = clock.now - started
+            if elapsed < .milliseconds(1) { batch = min(batch * 2, 65_536) } else if elapsed > .milliseconds(4) { batch = max(1, batch / 2) }
+        }
+        result.prunedThrough = try store.database.read { try Self.prunedThrough($0) }
+        return result
+    }
+}
