@@ -10,7 +10,9 @@ struct TributaryCommand: AsyncParsableCommand {
         abstract: "Change data capture for SQLite stores: models, batch writes, queries and history.",
         subcommands: [
             InitCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
-            DeleteCommand.self, QueryCommand.self, CountCommand.self, DemoCommand.self,
+            DeleteCommand.self, QueryCommand.self, CountCommand.self,
+            HistoryCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
+            DemoCommand.self,
         ]
     )
 }

@@ -12,6 +12,9 @@ struct DeleteCommand: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var entityOptions: EntityOptions
 
+    @Option(name: .long, help: "The author recorded in history for this write.")
+    var author: String?
+
     @Flag(name: .long, help: "Delete every row when no --where is given.")
     var all = false
 
@@ -23,7 +26,8 @@ struct DeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         let coordinator = try storeOptions.open()
-        let request = BatchDeleteRequest(entityName: entityOptions.entity, predicate: try entityOptions.parsedPredicate())
+        var request = BatchDeleteRequest(entityName: entityOptions.entity, predicate: try entityOptions.parsedPredicate())
+        request.transaction = TransactionMetadata(author: author, contextName: "delete")
         let result = try coordinator.execute(request)
         let cascaded = result.deleted - result.count
         Console.print("deleted \(result.count) \(entityOptions.entity) rows" + (cascaded > 0 ? " and \(cascaded) related rows by cascade" : ""))

@@ -15,14 +15,18 @@ struct InitCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The YAML model file.")
     var model: String
 
+    @Flag(name: .long, help: "Record history for every write (kept on once the store has history).")
+    var history = false
+
     func run() async throws {
         let model = try ManagedObjectModel(yamlFile: URL(fileURLWithPath: self.model))
         let existed = FileManager.default.fileExists(atPath: storeOptions.store)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         var description = PersistentStoreDescription(url: storeOptions.url)
         description.busyTimeout = storeOptions.busyTimeout
+        description.persistentHistoryTracking = history
         let store = try coordinator.addPersistentStore(with: description)
         let entities = store.model.entities.map(\.name).joined(separator: ", ")
-        Console.print("\(existed ? "opened" : "created") \(storeOptions.store): store \(store.identifier.uuidString.lowercased()), entities \(entities)")
+        Console.print("\(existed ? "opened" : "created") \(storeOptions.store): store \(store.identifier.uuidString.lowercased()), entities \(entities)\(store.isHistoryTracked ? ", history on" : "")")
     }
 }

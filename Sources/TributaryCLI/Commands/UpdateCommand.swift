@@ -12,6 +12,9 @@ struct UpdateCommand: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var entityOptions: EntityOptions
 
+    @Option(name: .long, help: "The author recorded in history for this write.")
+    var author: String?
+
     @Option(name: .customLong("set"), help: "key=value to set; repeat for several.")
     var assignments: [String] = []
 
@@ -42,7 +45,8 @@ struct UpdateCommand: AsyncParsableCommand {
                 throw TributaryError(.unknownProperty, "\(entity.name) has no attribute '\(key)'", location: "--set \(assignment)", hint: "\(entity.name) has \(entity.propertyNames.joined(separator: ", "))")
             }
         }
-        let request = BatchUpdateRequest(entityName: entity.name, predicate: try entityOptions.parsedPredicate(), propertiesToUpdate: values)
+        var request = BatchUpdateRequest(entityName: entity.name, predicate: try entityOptions.parsedPredicate(), propertiesToUpdate: values)
+        request.transaction = TransactionMetadata(author: author, contextName: "update")
         let result = try coordinator.execute(request)
         Console.print("updated \(result.count) \(entity.name) rows")
     }

@@ -54,6 +54,10 @@ enum Console {
         FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
     }
 
+    static func warn(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
     static func endProgress() {
         guard isErrorTerminal else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
