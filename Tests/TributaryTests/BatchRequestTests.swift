@@ -155,4 +155,31 @@ import Testing
         try c.execute(BatchDeleteRequest(entityName: "Book"))
         #expect(try c.execute(BatchDeleteRequest(entityName: "Author")).count == 2)
     }
+
+    @Test func columnarInsertUpsertsAndAppliesDefaults() throws {
+        var request = BatchInsertRequest(entityName: "Tag", columns: ["name"], rows: [["swift"], ["sqlite"]])
+        request.resultType = .objectIDs
+        let first = try coordinator.execute(request)
+        #expect(first.inserted == 2)
+        var again = BatchInsertRequest(entityName: "Tag", columns: ["name", "color"], rows: [["swift", "orange"], ["linux", "blue"]])
+        again.resultType = .objectIDs
+        let second = try coordinator.execute(again)
+        #expect(second.inserted == 1)
+        #expect(second.updated == 1)
+        #expect(second.objectIDs[0] == first.objectIDs[0])  // the matched row's ID
+        let colors = try coordinator.fetch(FetchRequest(entityName: "Tag", sortDescriptors: [SortDescriptor("name")])).map { $0["color"] }
+        #expect(colors == [.string("blue"), .string("gray"), .string("orange")])
+    }
+
+    @Test func columnarInsertRejectsBadShapes() throws {
+        let unknown = try #require(throws: TributaryError.self) { try coordinator.execute(BatchInsertRequest(entityName: "Tag", columns: ["nam"], rows: [["x"]])) }
+        #expect(unknown.code == .unknownProperty)
+        let width = try #require(throws: TributaryError.self) { try coordinator.execute(BatchInsertRequest(entityName: "Tag", columns: ["name"], rows: [["x"], ["y", "z"]])) }
+        #expect(width.location == "Tag object 2")
+        let missing = try #require(throws: TributaryError.self) { try coordinator.execute(BatchInsertRequest(entityName: "Post", columns: ["title"], rows: [["x"]])) }
+        #expect(missing.code == .missingValue)
+        let type = try #require(throws: TributaryError.self) { try coordinator.execute(BatchInsertRequest(entityName: "Tag", columns: ["name"], rows: [[.integer(3)]])) }
+        #expect(type.code == .typeMismatch)
+        #expect(try count("Tag") == 0)
+    }
 }

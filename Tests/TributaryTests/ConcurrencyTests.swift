@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tributary
 
@@ -20,18 +21,21 @@ import Testing
         }
         writer.start()
         writeOpen.wait()
-        let clock = ContinuousClock()
-        let started = clock.now
-        // Four readers at once, each a full read while the write transaction is open.
+        // Four readers at once, each a full read while the write transaction is open:
+        // they finish before the write is released, and none sees the uncommitted row.
+        let writeStillOpen = Flag(true)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<4 {
-                group.addTask { try coordinator.count(for: FetchRequest(entityName: "Post")) + (try coordinator.count(for: FetchRequest(entityName: "Tag"))) }
+                group.addTask {
+                    let total = try coordinator.count(for: FetchRequest(entityName: "Post")) + (try coordinator.count(for: FetchRequest(entityName: "Tag")))
+                    #expect(writeStillOpen.value)
+                    return total
+                }
             }
             for try await total in group { #expect(total == 103) }
         }
-        let elapsed = clock.now - started
+        writeStillOpen.value = false
         releaseWrite.signal()
-        #expect(elapsed < .seconds(2))
         // After the commit the new row is visible.
         try await Task.sleep(for: .milliseconds(50))
         #expect(try coordinator.count(for: FetchRequest(entityName: "Tag")) == 4)
@@ -63,5 +67,15 @@ import Testing
             try await group.waitForAll()
         }
         #expect(try coordinator.count(for: FetchRequest(entityName: "Tag")) == 800)
+    }
+}
+
+/// A Sendable boolean shared between tasks.
+final class Flag: Sendable {
+    private let state: Mutex<Bool>
+    init(_ value: Bool) { state = Mutex(value) }
+    var value: Bool {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
     }
 }

@@ -30,21 +30,25 @@ struct BatchInserter {
         var values = [AttributeValue](repeating: .null, count: columnNames.count)
         let attributes = table.attributes
         let foreignKeys = table.foreignKeys
-        let hasUnique = !table.entity.uniquenessConstraints.isEmpty
+        // Per-column facts, hoisted out of the row loop.
+        let names = attributes.map(\.name)
+        let types = attributes.map(\.type)
+        let defaults: [AttributeValue?] = try attributes.map { attribute in try attribute.defaultValue.map { try validator.attributeValue($0, attribute, row: nil) } }
+        let optional = attributes.map(\.isOptional)
         for (row, object) in objects.enumerated() {
             var mask: UInt64 = 0
             var matched = 0
-            for (i, attribute) in attributes.enumerated() {
-                if let given = object[attribute.name] {
+            for i in 0..<names.count {
+                if let given = object[names[i]] {
                     matched += 1
                     mask |= 1 << UInt64(i)
-                    values[i] = try validator.attributeValue(given, attribute, row: row)
-                } else if let value = attribute.defaultValue {
-                    values[i] = try validator.attributeValue(value, attribute, row: row)
-                } else if attribute.isOptional {
+                    values[i] = given.matches(types[i]) ? given : try validator.attributeValue(given, attributes[i], row: row)
+                } else if let value = defaults[i] {
+                    values[i] = value
+                } else if optional[i] {
                     values[i] = .null
                 } else {
-                    throw validator.missing(attribute.name, row: row)
+                    throw validator.missing(names[i], row: row)
                 }
             }
             for (j, relationship) in foreignKeys.enumerated() {
@@ -60,10 +64,12 @@ struct BatchInserter {
                 }
             }
             var links: [(RelationshipDescription, AttributeValue)] = []
-            for relationship in linkRelationships {
-                if let given = object[relationship.name] {
-                    matched += 1
-                    links.append((relationship, given))
+            if matched < object.count {
+                for relationship in linkRelationships {
+                    if let given = object[relationship.name] {
+                        matched += 1
+                        links.append((relationship, given))
+                    }
                 }
             }
             if matched != object.count {
@@ -71,43 +77,92 @@ struct BatchInserter {
                 let unknown = object.keys.sorted().first { !known.contains($0) } ?? "?"
                 throw validator.unknownKey(unknown, row: row)
             }
-            let returning = hasUnique
-            let statement = try self.statement(mask: mask, returning: returning, on: db)
-            for (i, value) in values.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
-            var primaryKey: Int64 = 0
-            var isNew = true
-            do {
-                if returning {
-                    if try statement.step() {
-                        primaryKey = statement.int64(at: 0)
-                        isNew = statement.int64(at: 1) == 1
-                    }
-                    try statement.run()
-                } else {
-                    try statement.run()
-                    if !hasUnique { primaryKey = db.lastInsertRowID }
-                }
-            } catch let error as SQLiteError {
-                throw UniqueViolation.translate(error, table: table, place: validator.place(row))
-            }
-            statement.reset()
-            result.count += 1
-            do {
-                if isNew { result.inserted += 1 } else { result.updated += 1 }
-                if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: primaryKey)) }
-                if isNew {
-                    for (relationship, value) in links {
-                        try link(primaryKey, relationship, value, row: row, on: db)
-                    }
-                }
-            }
+            let statement = try self.statement(mask: mask, on: db)
+            try execute(statement, values: values, row: row, resultType: resultType, links: links, result: &result, on: db)
         }
         return result
     }
 
+    /// Inserts or updates rows given as arrays of values in `columns` order.
+    mutating func run(columns: [String], rows: [[AttributeValue]], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+        var result = BatchResult()
+        var values = [AttributeValue](repeating: .null, count: columnNames.count)
+        // Where each given column goes, and how to check it.
+        var targets: [Int] = []
+        var mask: UInt64 = 0
+        for name in columns {
+            guard let index = table.columnIndex[name] else {
+                if table.entity.relationship(named: name) != nil {
+                    throw TributaryError(.invalidInput, "the columnar form takes attributes and to-one relationships; '\(name)' is to-many", location: table.name, hint: "use the dictionary form to set to-many relationships")
+                }
+                throw validator.unknownKey(name, row: nil)
+            }
+            guard mask & (1 << UInt64(index)) == 0 else {
+                throw TributaryError(.invalidInput, "column '\(name)' is given twice", location: table.name)
+            }
+            targets.append(index)
+            mask |= 1 << UInt64(index)
+        }
+        // Columns not given: defaults, nil, or a missing value.
+        for (i, attribute) in table.attributes.enumerated() where mask & (1 << UInt64(i)) == 0 {
+            if let value = attribute.defaultValue {
+                values[i] = try validator.attributeValue(value, attribute, row: nil)
+            } else if !attribute.isOptional {
+                throw validator.missing(attribute.name, row: nil)
+            }
+        }
+        for (j, relationship) in table.foreignKeys.enumerated() where mask & (1 << UInt64(table.attributes.count + j)) == 0 && !relationship.isOptional {
+            throw validator.missing(relationship.name, row: nil)
+        }
+        let attributeCount = table.attributes.count
+        let types = table.attributes.map(\.type)
+        let statement = try self.statement(mask: mask, on: db)
+        for (row, given) in rows.enumerated() {
+            guard given.count == targets.count else {
+                throw TributaryError(.invalidInput, "row has \(given.count) values for \(targets.count) columns", location: validator.place(row), hint: "give one value per column, in order")
+            }
+            for (k, index) in targets.enumerated() {
+                let value = given[k]
+                if index < attributeCount {
+                    values[index] = value.matches(types[index]) ? value : try validator.attributeValue(value, table.attributes[index], row: row)
+                } else {
+                    values[index] = try validator.targetKey(value, table.foreignKeys[index - attributeCount], row: row)
+                }
+            }
+            try execute(statement, values: values, row: row, resultType: resultType, links: [], result: &result, on: db)
+        }
+        return result
+    }
+
+    /// Runs the upsert for one row and accounts for it.
+    @inline(__always)
+    private func execute(_ statement: Statement, values: [AttributeValue], row: Int, resultType: BatchResultType, links: [(RelationshipDescription, AttributeValue)], result: inout BatchResult, on db: Connection) throws {
+        for (i, value) in values.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        // An upsert that updates leaves last_insert_rowid alone: reset it to tell the cases apart.
+        db.lastInsertRowID = 0
+        do {
+            try statement.run()
+        } catch let error as SQLiteError {
+            throw UniqueViolation.translate(error, table: table, place: validator.place(row))
+        }
+        statement.rewind()
+        let insertedKey = db.lastInsertRowID
+        result.count += 1
+        if insertedKey != 0 {
+            result.inserted += 1
+            if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: insertedKey)) }
+            for (relationship, value) in links {
+                try link(insertedKey, relationship, value, row: row, on: db)
+            }
+        } else {
+            result.updated += 1
+            if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: try matchedKey(values, on: db))) }
+        }
+    }
+
     /// The upsert statement for rows giving the keys in `mask`.
-    private mutating func statement(mask: UInt64, returning: Bool, on db: Connection) throws -> Statement {
-        let key = mask | (returning ? 1 << 63 : 0)
+    private mutating func statement(mask: UInt64, on db: Connection) throws -> Statement {
+        let key = mask
         if let statement = statements[key] { return statement }
         let columns = columnNames.map(quote).joined(separator: ", ")
         let marks = Array(repeating: "?", count: columnNames.count).joined(separator: ", ")
@@ -117,10 +172,21 @@ struct BatchInserter {
         for constraint in table.entity.uniquenessConstraints {
             sql += " ON CONFLICT (\(constraint.map(quote).joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
         }
-        if returning { sql += " RETURNING \"_pk\", \"_version\"" }
-        let statement = try db.makeStatement(sql)
+        let statement = try db.cachedStatement(sql)
         statements[key] = statement
         return statement
+    }
+
+    /// The key of the existing row an upsert updated: the first unique constraint it matches.
+    private func matchedKey(_ values: [AttributeValue], on db: Connection) throws -> Int64 {
+        for constraint in table.entity.uniquenessConstraints {
+            let columns = constraint.map { table.columnIndex[$0]! }
+            let condition = constraint.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
+            if let key = try db.scalar("SELECT \"_pk\" FROM \(quote(table.name)) WHERE \(condition)", columns.map { values[$0] })?.integerValue {
+                return key
+            }
+        }
+        return 0
     }
 
     /// Sets a relationship stored outside this row, for a newly inserted row.

@@ -51,6 +51,10 @@ public struct BatchInsertRequest: Sendable {
     public var entityName: String
     /// One dictionary per row, keyed by attribute or relationship name.
     public var objects: [[String: AttributeValue]]
+    /// For the columnar form: the attribute and to-one relationship names, in the order of each row's values.
+    public var columns: [String] = []
+    /// For the columnar form: one array of values per row, in the order of ``columns``.
+    public var rows: [[AttributeValue]] = []
     /// What the result reports.
     public var resultType: BatchResultType = .count
     /// The author and context name recorded with this write's history.
@@ -60,6 +64,20 @@ public struct BatchInsertRequest: Sendable {
     public init(entityName: String, objects: [[String: AttributeValue]]) {
         self.entityName = entityName
         self.objects = objects
+    }
+
+    /// A columnar batch insert: the same upsert semantics, without a dictionary per row,
+    /// for loaders that already have their values in column order (the fastest path).
+    ///
+    /// ```swift
+    /// let request = BatchInsertRequest(entityName: "Tag", columns: ["name", "color"],
+    ///                                  rows: [["swift", "orange"], ["sqlite", "blue"]])
+    /// ```
+    public init(entityName: String, columns: [String], rows: [[AttributeValue]]) {
+        self.entityName = entityName
+        self.objects = []
+        self.columns = columns
+        self.rows = rows
     }
 }
 

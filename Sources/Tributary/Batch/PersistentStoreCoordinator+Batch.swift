@@ -9,7 +9,10 @@ extension PersistentStoreCoordinator {
         let store = try requireStore()
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
         return try store.database.write(request.transaction) { db in
-            try inserter.run(request.objects, resultType: request.resultType, on: db)
+            if request.columns.isEmpty {
+                return try inserter.run(request.objects, resultType: request.resultType, on: db)
+            }
+            return try inserter.run(columns: request.columns, rows: request.rows, resultType: request.resultType, on: db)
         }
     }
 

@@ -13,6 +13,10 @@ struct FetchQuery {
     let layout: RowLayout
     let columns: [Column]
     let entityName: String
+    /// Per column, a payload-free code for the decoder's hot loop.
+    private let codes: [UInt8]
+    /// Per column, the destination entity of a to-one relationship (empty otherwise).
+    private let destinations: [String]
 
     /// Compiles the WHERE clause of `predicate` over `table` aliased `t0`.
     static func whereClause(_ predicate: StorePredicate?, table: StoreSchema.Table, schema: StoreSchema) throws -> SQLFragment {
@@ -77,20 +81,55 @@ struct FetchQuery {
         self.arguments = arguments
         self.layout = RowLayout(names: names)
         self.columns = columns
-    }
-
-    /// Reads the current row of `statement` (column 0 is `_pk`).
-    @inline(__always)
-    func row(from statement: Statement, storeID: UUID) -> FetchedRow {
-        var values: [AttributeValue] = []
-        values.reserveCapacity(columns.count)
-        for (i, column) in columns.enumerated() {
-            values.append(Self.decode(statement, at: i + 1, as: column, storeID: storeID))
+        self.codes = columns.map { column -> UInt8 in
+            switch column {
+            case .attribute(let type): return UInt8(AttributeType.allCases.firstIndex(of: type)!)
+            case .toOne: return 255
+            }
         }
-        return FetchedRow(objectID: ObjectID(storeID: storeID, entityName: entityName, primaryKey: statement.int64(at: 0)), layout: layout, values: values)
+        self.destinations = columns.map { column in
+            if case .toOne(let entity) = column { return entity }
+            return ""
+        }
+    }
+
+    /// Steps `statement` and delivers rows in batches of `batchSize`.
+    func read(_ statement: Statement, storeID: UUID, batchSize: Int, _ body: ([FetchedRow]) throws -> Void) throws {
+        let width = codes.count
+        var keys: [Int64] = []
+        var values: [AttributeValue] = []
+        keys.reserveCapacity(min(batchSize, 4096))
+        values.reserveCapacity(min(batchSize, 4096) * width)
+        func deliver() throws {
+            let batch = RowBatch(layout: layout, storeID: storeID, entityName: entityName, keys: keys, values: values)
+            keys.removeAll(keepingCapacity: true)
+            values.removeAll(keepingCapacity: true)
+            try body(batch.rows)
+        }
+        while try statement.step() {
+            keys.append(statement.int64(at: 0))
+            for i in 0..<width {
+                values.append(decode(statement, at: i + 1, code: codes[i], column: i, storeID: storeID))
+            }
+            if keys.count == batchSize { try deliver() }
+        }
+        if !keys.isEmpty { try deliver() }
     }
 
     @inline(__always)
+    private func decode(_ statement: Statement, at index: Int, code: UInt8, column: Int, storeID: UUID) -> AttributeValue {
+        if code == 0 { return statement.optionalString(at: index).map { .string($0) } ?? .null }
+        if statement.isNull(at: index) { return .null }
+        switch code {
+        case 1: return .integer(statement.int64(at: index))
+        case 2: return .double(statement.double(at: index))
+        case 3: return .bool(statement.int64(at: index) != 0)
+        case 4: return .date(Date(timeIntervalSince1970: statement.double(at: index)))
+        case 255: return .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index)))
+        default: return Self.decode(statement, at: index, as: columns[column], storeID: storeID)
+        }
+    }
+
     static func decode(_ statement: Statement, at index: Int, as column: Column, storeID: UUID) -> AttributeValue {
         if statement.isNull(at: index) { return .null }
         switch column {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The names of a fetch's columns, shared by all its rows.
 final class RowLayout: Sendable {
     let names: [String]
@@ -11,6 +13,27 @@ final class RowLayout: Sendable {
     }
 }
 
+/// One batch of fetched rows: their keys and all their values in one flat buffer,
+/// so that fetching allocates per batch, not per row.
+final class RowBatch: Sendable {
+    let layout: RowLayout
+    let storeID: UUID
+    let entityName: String
+    let keys: [Int64]
+    let values: [AttributeValue]
+
+    init(layout: RowLayout, storeID: UUID, entityName: String, keys: [Int64], values: [AttributeValue]) {
+        self.layout = layout
+        self.storeID = storeID
+        self.entityName = entityName
+        self.keys = keys
+        self.values = values
+    }
+
+    /// The batch's rows.
+    var rows: [FetchedRow] { keys.indices.map { FetchedRow(batch: self, index: $0) } }
+}
+
 /// One row of a dictionary fetch: the object's ID and its values by property name.
 ///
 /// ```swift
@@ -19,23 +42,36 @@ final class RowLayout: Sendable {
 /// }
 /// ```
 public struct FetchedRow: Sendable {
+    let batch: RowBatch
+    let index: Int
+
     /// The row's object ID.
-    public let objectID: ObjectID
-    let layout: RowLayout
-    /// The values, in the order of ``keys``.
-    public let values: [AttributeValue]
+    public var objectID: ObjectID {
+        ObjectID(storeID: batch.storeID, entityName: batch.entityName, primaryKey: batch.keys[index])
+    }
 
     /// The property names, in model order.
-    public var keys: [String] { layout.names }
+    public var keys: [String] { batch.layout.names }
+
+    /// The values, in the order of ``keys``.
+    public var values: [AttributeValue] {
+        let width = batch.layout.names.count
+        return Array(batch.values[index * width..<(index + 1) * width])
+    }
 
     /// The value of `key`, or nil when the row has no such property.
     public subscript(key: String) -> AttributeValue? {
-        guard let i = layout.index[key] else { return nil }
-        return values[i]
+        guard let i = batch.layout.index[key] else { return nil }
+        return batch.values[index * batch.layout.names.count + i]
+    }
+
+    /// The value of the `position`-th property (the order of ``keys``).
+    public subscript(position position: Int) -> AttributeValue {
+        batch.values[index * batch.layout.names.count + position]
     }
 
     /// The values by property name.
     public var dictionary: [String: AttributeValue] {
-        Dictionary(uniqueKeysWithValues: zip(layout.names, values))
+        Dictionary(uniqueKeysWithValues: zip(keys, values))
     }
 }

@@ -48,16 +48,7 @@ extension PersistentStoreCoordinator {
         try store.database.read { db in
             let statement = try db.makeStatement(query.sql)
             try statement.bind(query.arguments)
-            var batch: [FetchedRow] = []
-            batch.reserveCapacity(min(batchSize, 4096))
-            while try statement.step() {
-                batch.append(query.row(from: statement, storeID: storeID))
-                if batch.count == batchSize {
-                    try body(batch)
-                    batch.removeAll(keepingCapacity: true)
-                }
-            }
-            if !batch.isEmpty { try body(batch) }
+            try query.read(statement, storeID: storeID, batchSize: batchSize, body)
         }
     }
 }

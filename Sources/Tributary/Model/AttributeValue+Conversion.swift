@@ -52,6 +52,15 @@ extension AttributeValue {
         try parse(text, as: type)
     }
 
+    /// Whether the value is stored as `type` already (nil is not: optionality is checked apart).
+    @inline(__always)
+    func matches(_ type: AttributeType) -> Bool {
+        switch (self, type) {
+        case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool), (.date, .date), (.uuid, .uuid), (.data, .binary): return true
+        default: return false
+        }
+    }
+
     /// This value converted to `type` where the conversion loses nothing
     /// (an integer to a double, an ISO 8601 string to a date, 0/1 to a bool); nil otherwise.
     public func coerced(to type: AttributeType) -> AttributeValue? {

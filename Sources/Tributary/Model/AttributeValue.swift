@@ -23,7 +23,7 @@ public enum AttributeValue: Sendable, Hashable {
     case uuid(UUID)
     case data(Data)
     /// A to-one relationship's target.
-    case objectID(ObjectID)
+    indirect case objectID(ObjectID)
     /// A list: the argument of `IN`, or the targets of a to-many relationship.
     case array([AttributeValue])
 

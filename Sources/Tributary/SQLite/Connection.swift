@@ -100,7 +100,10 @@ final class Connection: @unchecked Sendable {
     }
 
     var changes: Int { Int(sqlite3_changes64(handle)) }
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var lastInsertRowID: Int64 {
+        get { sqlite3_last_insert_rowid(handle) }
+        set { sqlite3_set_last_insert_rowid(handle, newValue) }
+    }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.

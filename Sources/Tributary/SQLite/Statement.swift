@@ -29,6 +29,12 @@ final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Resets for another run, keeping the bindings (every one is bound again).
+    @inline(__always)
+    func rewind() {
+        sqlite3_reset(handle)
+    }
+
     // MARK: Binding
 
     func bind(_ arguments: [AttributeValue]) throws {
@@ -91,6 +97,14 @@ final class Statement {
 
     func string(at index: Int) -> String {
         guard let text = sqlite3_column_text(handle, Int32(index)) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The column as text, or nil when it is NULL: one call to SQLite instead of two.
+    @inline(__always)
+    func optionalString(at index: Int) -> String? {
+        guard let text = sqlite3_column_text(handle, Int32(index)) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }

@@ -1,0 +1,25 @@
+// swift-tools-version:6.0
+// Benchmarks for Tributary, in their own package so that comparison-only
+// dependencies (GRDB) stay out of the main build. Run with `make bench`.
+import PackageDescription
+
+let package = Package(
+    name: "TributaryBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Tributary", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLiteBench", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .executableTarget(
+            name: "TributaryBenchmarks",
+            dependencies: [
+                "CSQLiteBench",
+                .product(name: "Tributary", package: "Tributary"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,101 @@
+import CSQLiteBench
+import Foundation
+
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// The baseline: prepared statements straight through SQLite's C API, with the
+/// same pragmas (WAL, synchronous=NORMAL), table and indexes as Tributary's.
+final class RawSQLite {
+    let db: OpaquePointer
+
+    init(path: String) {
+        var handle: OpaquePointer?
+        sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        db = handle!
+        exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func exec(_ sql: String) {
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        precondition(rc == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
+    }
+
+    func prepare(_ sql: String) -> OpaquePointer {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+        precondition(rc == SQLITE_OK, String(cString: sqlite3_errmsg(db)))
+        return statement!
+    }
+
+    static func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
+        var text = text
+        _ = text.withUTF8 { sqlite3_bind_text(statement, index, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+    }
+
+    /// Inserts the workload in transactions of `batch` rows; returns seconds.
+    static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch) -> Double {
+        let raw = RawSQLite(path: path)
+        raw.exec(Workload.schema)
+        let insert = raw.prepare(#"INSERT INTO "Post" ("title", "content", "externalID", "createdAt") VALUES (?, ?, ?, ?)"#)
+        defer { sqlite3_finalize(insert) }
+        return Harness.time {
+            var j = 0
+            while j < rows {
+                raw.exec("BEGIN")
+                for k in j..<min(j + batch, rows) {
+                    bind(insert, 1, Workload.title(k))
+                    bind(insert, 2, Workload.content(k))
+                    bind(insert, 3, Workload.externalID(k))
+                    sqlite3_bind_double(insert, 4, Workload.createdAt(k))
+                    precondition(sqlite3_step(insert) == SQLITE_DONE)
+                    sqlite3_reset(insert)
+                }
+                raw.exec("COMMIT")
+                j += batch
+            }
+        }
+    }
+
+    /// Reads every row, every column into Swift values; returns (rows, seconds).
+    static func fetchPosts(at path: String) -> (Int, Double) {
+        let raw = RawSQLite(path: path)
+        let select = raw.prepare(#"SELECT "_pk", "title", "content", "externalID", "createdAt" FROM "Post""#)
+        defer { sqlite3_finalize(select) }
+        var count = 0
+        var checksum = 0
+        let seconds = Harness.time {
+            while sqlite3_step(select) == SQLITE_ROW {
+                let pk = sqlite3_column_int64(select, 0)
+                let title = String(cString: sqlite3_column_text(select, 1))
+                let content = String(cString: sqlite3_column_text(select, 2))
+                let externalID = String(cString: sqlite3_column_text(select, 3))
+                let createdAt = sqlite3_column_double(select, 4)
+                checksum &+= Int(pk) &+ title.utf8.count &+ content.utf8.count &+ externalID.utf8.count &+ Int(createdAt)
+                count += 1
+            }
+        }
+        precondition(checksum != 0)
+        return (count, seconds)
+    }
+
+    /// Looks up `ids` one by one with `SELECT … WHERE _pk = ?`; returns seconds.
+    static func selectByID(at path: String, ids: [Int64]) -> Double {
+        let raw = RawSQLite(path: path)
+        let select = raw.prepare(#"SELECT "title", "content", "externalID", "createdAt" FROM "Post" WHERE "_pk" = ?"#)
+        defer { sqlite3_finalize(select) }
+        var checksum = 0
+        let seconds = Harness.time {
+            for id in ids {
+                sqlite3_bind_int64(select, 1, id)
+                if sqlite3_step(select) == SQLITE_ROW {
+                    checksum &+= String(cString: sqlite3_column_text(select, 0)).utf8.count
+                }
+                sqlite3_reset(select)
+            }
+        }
+        precondition(checksum != 0)
+        return seconds
+    }
+}

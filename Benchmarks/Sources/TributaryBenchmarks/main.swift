@@ -1,0 +1,36 @@
+import Foundation
+
+/// `TributaryBenchmarks [name-prefix…]`: runs the measurements whose names start with
+/// one of the prefixes (all when none), printing one JSON line each.
+let registry: [(names: [String], run: () throws -> [Measurement])] = [
+    (["batch_insert_vs_raw", "batch_insert_vs_grdb"], StoreBenchmarks.batchInsert),
+    (["fetch_vs_raw"], StoreBenchmarks.fetch),
+    (["diagnostic_dictionary_build_us_per_row"], StoreBenchmarks.dictionaryCost),
+    (["diagnostic_tributary_fetch_only"], {
+        try Harness.withDirectory { dir in
+            let path = dir.appendingPathComponent("f.sqlite").path
+            _ = try TributaryBench.insertPosts(at: path)
+            var total = 0.0
+            for _ in 0..<20 { total += try TributaryBench.fetchPosts(at: path).1 }
+            return [Measurement(name: "diagnostic_tributary_fetch_only", value: Double(Workload.rows * 20) / total, unit: "rows/s", goal: ">= 0")]
+        }
+    }),
+    (["diagnostic_tributary_insert_only"], {
+        let seconds = try Harness.withDirectory { try TributaryBench.insertPosts(at: $0.appendingPathComponent("p.sqlite").path) }
+        return [Measurement(name: "diagnostic_tributary_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]
+    }),
+]
+
+let prefixes = Array(CommandLine.arguments.dropFirst())
+var failed = false
+for entry in registry where prefixes.isEmpty || entry.names.contains(where: { name in prefixes.contains { name.hasPrefix($0) } }) {
+    do {
+        for measurement in try entry.run() {
+            FileHandle.standardOutput.write(Data((measurement.jsonLine + "\n").utf8))
+        }
+    } catch {
+        FileHandle.standardError.write(Data("benchmark \(entry.names.joined(separator: ", ")) failed: \(error)\n".utf8))
+        failed = true
+    }
+}
+exit(failed ? 1 : 0)
