@@ -167,8 +167,8 @@ import Testing
             while try statement.step() { lines.append(statement.string(at: 3)) }
             return lines.joined(separator: "\n")
         }
-        #expect(plan.contains("SEARCH _tributary_history USING") && plan.contains("INDEX _tributary_history_author (author=? AND token>?)"), "\(plan)")
-        #expect(!plan.contains("SCAN"), "\(plan)")
+        #expect(plan.contains("SEARCH _tributary_history USING") && plan.contains("INDEX _tributary_history_by_source (sourceID=? AND token>?)"), "\(plan)")
+        #expect(!plan.contains("SCAN _tributary_history"), "\(plan)")
     }
 
     @Test func consumersHoldBackPruningAndExpire() throws {

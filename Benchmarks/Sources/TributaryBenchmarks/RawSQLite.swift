@@ -99,3 +99,8 @@ final class RawSQLite {
         return seconds
     }
 }
+
+/// Thin helpers for one-off statements in other baselines.
+func sqlite3Step(_ statement: OpaquePointer) -> Bool { sqlite3_step(statement) == SQLITE_ROW }
+func sqlite3ColumnInt64(_ statement: OpaquePointer, _ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+func sqlite3Finalize(_ statement: OpaquePointer) { sqlite3_finalize(statement) }

@@ -5,6 +5,8 @@ import Foundation
 let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["batch_insert_vs_raw", "batch_insert_vs_grdb"], StoreBenchmarks.batchInsert),
     (["fetch_vs_raw"], StoreBenchmarks.fetch),
+    (["history_overhead_batch", "history_overhead_single", "history_vs_grdb_batch"], HistoryBenchmarks.overhead),
+    (["history_fetch_vs_scan", "history_bytes_per_change", "prune_writer_max_wait_ms"], HistoryBenchmarks.fetchAndPrune),
     (["diagnostic_dictionary_build_us_per_row"], StoreBenchmarks.dictionaryCost),
     (["diagnostic_tributary_fetch_only"], {
         try Harness.withDirectory { dir in
@@ -14,6 +16,10 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
             for _ in 0..<20 { total += try TributaryBench.fetchPosts(at: path).1 }
             return [Measurement(name: "diagnostic_tributary_fetch_only", value: Double(Workload.rows * 20) / total, unit: "rows/s", goal: ">= 0")]
         }
+    }),
+    (["diagnostic_tributary_tracked_insert_only"], {
+        let seconds = try HistoryBenchmarks.timedInsert(history: true, rows: Workload.rows, batch: Workload.batch)
+        return [Measurement(name: "diagnostic_tributary_tracked_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]
     }),
     (["diagnostic_tributary_insert_only"], {
         let seconds = try Harness.withDirectory { try TributaryBench.insertPosts(at: $0.appendingPathComponent("p.sqlite").path) }

@@ -29,48 +29,78 @@ struct HistoryPayload {
 
     /// Encodes changes; returns the bytes to store.
     static func encode(_ changes: [RecordedChange]) throws -> [UInt8] {
-        var strings: [String: Int] = [:]
-        var table: [String] = []
-        func intern(_ s: String) -> Int {
-            if let i = strings[s] { return i }
-            strings[s] = table.count
-            table.append(s)
-            return table.count - 1
-        }
+        var names = NameTable()
         var body = ByteWriter()
-        body.varint(UInt64(changes.count))
-        for change in changes {
-            body.byte(change.type == .insert ? 0 : change.type == .update ? 1 : 2)
-            body.varint(UInt64(intern(change.entity)))
-            body.signed(change.primaryKey)
-            body.varint(UInt64(change.properties.count))
-            for property in change.properties {
-                body.varint(UInt64(intern(property.name)))
-                var flags: Flags = []
-                if property.before != nil { flags.insert(.before) }
-                if property.after != nil { flags.insert(.after) }
-                if property.excluded { flags.insert(.excluded) }
-                if property.membership != nil { flags.insert(.membership) }
-                body.byte(flags.rawValue)
-                if let value = property.before { body.value(value, intern: intern) }
-                if let value = property.after { body.value(value, intern: intern) }
-                if let membership = property.membership {
-                    body.varint(UInt64(intern(membership.destination)))
-                    body.varint(UInt64(membership.added.count))
-                    for key in membership.added { body.signed(key) }
-                    body.varint(UInt64(membership.removed.count))
-                    for key in membership.removed { body.signed(key) }
-                }
+        for change in changes { encodeChange(change, into: &body, names: &names) }
+        return try finish(body: body.bytes, count: changes.count, names: names)
+    }
+
+    /// Appends one change in the payload format, interning its names.
+    static func encodeChange(_ change: RecordedChange, into body: inout ByteWriter, names: inout NameTable) {
+        body.byte(change.type == .insert ? 0 : change.type == .update ? 1 : 2)
+        body.varint(UInt64(names.intern(change.entity)))
+        body.signed(change.primaryKey)
+        body.varint(UInt64(change.properties.count))
+        for property in change.properties {
+            body.varint(UInt64(names.intern(property.name)))
+            var flags: Flags = []
+            if property.before != nil { flags.insert(.before) }
+            if property.after != nil { flags.insert(.after) }
+            if property.excluded { flags.insert(.excluded) }
+            if property.membership != nil { flags.insert(.membership) }
+            body.byte(flags.rawValue)
+            if let value = property.before { body.value(value) { names.intern($0) } }
+            if let value = property.after { body.value(value) { names.intern($0) } }
+            if let membership = property.membership {
+                body.varint(UInt64(names.intern(membership.destination)))
+                body.varint(UInt64(membership.added.count))
+                for key in membership.added { body.signed(key) }
+                body.varint(UInt64(membership.removed.count))
+                for key in membership.removed { body.signed(key) }
             }
         }
+    }
+
+    /// The stored form: marker, string table, change count, changes; compressed when it pays.
+    static func finish(body: [UInt8], count: Int, names: NameTable) throws -> [UInt8] {
         var out = ByteWriter()
-        out.varint(UInt64(table.count))
-        for s in table { out.string(s) }
-        out.bytes.append(contentsOf: body.bytes)
+        out.varint(UInt64(names.strings.count))
+        for s in names.strings { out.string(s) }
+        out.varint(UInt64(count))
+        out.bytes.append(contentsOf: body)
         if out.bytes.count < compressionThreshold {
             return [rawMarker] + out.bytes
         }
-        return [zstdMarker] + (try Zstd.compress(out.bytes))
+        return [zstdMarker] + (try Zstd.compress(out.bytes, level: 1))
+    }
+
+    /// Decodes one change of a payload body (no string table) back into recorded form.
+    static func decodeChange(_ reader: inout ByteReader, names: [String]) throws -> RecordedChange {
+        let typeByte = try reader.byte()
+        guard typeByte <= 2 else { throw damaged() }
+        func name() throws -> String {
+            let i = try reader.count()
+            guard i < names.count else { throw damaged() }
+            return names[i]
+        }
+        let entity = try name()
+        let key = try reader.signed()
+        var change = RecordedChange(type: typeByte == 0 ? .insert : typeByte == 1 ? .update : .delete, entity: entity, primaryKey: key, properties: [])
+        for _ in 0..<(try reader.count()) {
+            var property = RecordedChange.Property(name: try name())
+            let flags = Flags(rawValue: try reader.byte())
+            property.excluded = flags.contains(.excluded)
+            if flags.contains(.before) { property.before = try reader.value(storeID: HistoryRecorder.placeholderStore, names: names) }
+            if flags.contains(.after) { property.after = try reader.value(storeID: HistoryRecorder.placeholderStore, names: names) }
+            if flags.contains(.membership) {
+                var membership = RecordedChange.Membership(destination: try name(), added: [], removed: [])
+                for _ in 0..<(try reader.count()) { membership.added.append(try reader.signed()) }
+                for _ in 0..<(try reader.count()) { membership.removed.append(try reader.signed()) }
+                property.membership = membership
+            }
+            change.properties.append(property)
+        }
+        return change
     }
 
     // MARK: Decoding
@@ -154,6 +184,19 @@ struct RecordedChange {
     var properties: [Property]
     /// Inserted and deleted within the same transaction: dropped.
     var isCancelled = false
+}
+
+/// The names a payload refers to, numbered in order of first use.
+struct NameTable {
+    private(set) var strings: [String] = []
+    private var index: [String: Int] = [:]
+
+    mutating func intern(_ s: String) -> Int {
+        if let i = index[s] { return i }
+        index[s] = strings.count
+        strings.append(s)
+        return strings.count - 1
+    }
 }
 
 struct ByteWriter {

@@ -30,9 +30,10 @@ struct HistoryQuery {
             arguments += values.map { .string($0) }
             return Array(repeating: "?", count: values.count).joined(separator: ", ")
         }
-        if !filter.authors.isEmpty { clauses.append("author IN (\(list(filter.authors)))") }
-        if !filter.excludedAuthors.isEmpty { clauses.append("(author IS NULL OR author NOT IN (\(list(filter.excludedAuthors))))") }
-        if !filter.contextNames.isEmpty { clauses.append("contextName IN (\(list(filter.contextNames)))") }
+        let sources = HistorySchema.sources
+        if !filter.authors.isEmpty { clauses.append("sourceID IN (SELECT id FROM \(sources) WHERE author IN (\(list(filter.authors))))") }
+        if !filter.excludedAuthors.isEmpty { clauses.append("sourceID NOT IN (SELECT id FROM \(sources) WHERE author IN (\(list(filter.excludedAuthors))))") }
+        if !filter.contextNames.isEmpty { clauses.append("sourceID IN (SELECT id FROM \(sources) WHERE contextName IN (\(list(filter.contextNames))))") }
         var entities = filter.entities
         if !filter.objectIDs.isEmpty {
             let objectEntities = Set(filter.objectIDs.map(\.entityName))

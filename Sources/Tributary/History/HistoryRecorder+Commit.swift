@@ -5,25 +5,37 @@ extension HistoryRecorder {
     static let processID = Int32(getpid())
     static let processName = ProcessInfo.processInfo.processName
 
+    /// The ID of the (author, context, process) row, created on first use and cached.
+    private func sourceID(for metadata: TransactionMetadata, on db: Connection) throws -> Int64 {
+        let key = SourceKey(author: metadata.author, contextName: metadata.contextName)
+        if let id = sourceIDs[key] { return id }
+        let author: AttributeValue = metadata.author.map { .string($0) } ?? .null
+        let context: AttributeValue = metadata.contextName.map { .string($0) } ?? .null
+        let process: [AttributeValue] = [.integer(Int64(Self.processID)), .string(Self.processName)]
+        let id: Int64
+        if let existing = try db.scalar("SELECT id FROM \(HistorySchema.sources) WHERE author IS ? AND contextName IS ? AND processID = ? AND processName = ?", [author, context] + process)?.integerValue {
+            id = existing
+        } else {
+            try db.execute("INSERT INTO \(HistorySchema.sources) (author, contextName, processID, processName) VALUES (?, ?, ?, ?)", [author, context] + process)
+            id = db.lastInsertRowID
+        }
+        sourceIDs[key] = id
+        return id
+    }
+
     /// Writes the collected changes as one history transaction on `db`, inside the
     /// caller's SQL transaction. Returns the new token's value, or nil when nothing changed.
     func commit(on db: Connection, metadata: TransactionMetadata) throws -> Int64? {
-        let changes = drain()
-        guard !changes.isEmpty else { return nil }
-        var entities: [String] = []
-        for change in changes where !entities.contains(change.entity) { entities.append(change.entity) }
-        let payload = try HistoryPayload.encode(changes)
+        guard let (payload, count, entities) = try takePayload() else { return nil }
+        let source = try sourceID(for: metadata, on: db)
         let statement = try db.cachedStatement("""
-            INSERT INTO \(HistorySchema.transactions) (timestamp, author, contextName, processID, processName, changeCount, entities, payload)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO \(HistorySchema.transactions) (token, timestamp, sourceID, changeCount, entities, payload)
+            VALUES ((\(HistorySchema.newestTokenSQL)) + 1, ?, ?, ?, ?, ?)
             """)
         try statement.bind([
             .double(Date().timeIntervalSince1970),
-            metadata.author.map { .string($0) } ?? .null,
-            metadata.contextName.map { .string($0) } ?? .null,
-            .integer(Int64(Self.processID)),
-            .string(Self.processName),
-            .integer(Int64(changes.count)),
+            .integer(source),
+            .integer(Int64(count)),
             .string("," + entities.joined(separator: ",") + ","),
             .data(Data(payload)),
         ])

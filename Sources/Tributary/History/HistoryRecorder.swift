@@ -3,9 +3,13 @@ import Foundation
 
 /// Collects every row change made on a writer connection through SQLite's
 /// pre-update hook (so cascades, nullifications and join-table changes are
-/// seen whatever the write path), coalesces changes to the same object, and
-/// writes them as one history transaction just before the SQL transaction
-/// commits: data and history commit or roll back together.
+/// seen whatever the write path) and writes them as one history transaction
+/// just before the SQL transaction commits: data and history commit or roll
+/// back together.
+///
+/// The common case — each object changed once in a transaction — is encoded
+/// straight from SQLite's values into the payload buffer. An object changed a
+/// second time is decoded, merged (``HistoryRecorder+Coalescing``) and re-encoded.
 // @unchecked Sendable: used only by the writer connection's owner, under the writer lock.
 final class HistoryRecorder: @unchecked Sendable {
     /// How one table's columns map to properties.
@@ -17,34 +21,71 @@ final class HistoryRecorder: @unchecked Sendable {
         }
         let entity: String
         let columns: [Column]
-        /// Property order for output: model order.
-        let order: [String: Int]
+        /// The table's name as UTF-8 with a terminating NUL, to check cached pointers.
+        let cName: [CChar]
     }
 
-    /// A join table's two sides.
+    /// A join table's two sides: (entity, relationship, destination) seen from the `src` row and from the `dst` row.
     struct JoinCapture {
-        /// (entity, relationship, destination) seen from the `src` column's row.
         let source: (entity: String, relationship: String, destination: String)
-        /// The same from the `dst` column's row.
         let destination: (entity: String, relationship: String, destination: String)
+        let cName: [CChar]
     }
 
-    private var tables: [String: TableCapture] = [:]
-    private var joins: [String: JoinCapture] = [:]
-    private var changes: [RecordedChange] = []
-    private var indexByObject: [ObjectKey: Int] = [:]
-    private(set) var isEnabled = false
+    enum Target {
+        case table(Int)
+        case join(Int)
+        case none
+    }
+
+    struct SourceKey: Hashable {
+        let author: String?
+        let contextName: String?
+    }
+
+    /// Source rows already known, by author and context (this process's).
+    var sourceIDs: [SourceKey: Int64] = [:]
 
     struct ObjectKey: Hashable {
-        let entity: String
+        let entity: Int
         let key: Int64
     }
 
+    /// One encoded change in `body`.
+    struct Segment {
+        var start: Int
+        var end: Int
+        var live: Bool
+        /// The entity's index in `names`.
+        var entity: Int
+    }
+
+    private(set) var captures: [TableCapture] = []
+    private(set) var joins: [JoinCapture] = []
+    private var captureByName: [String: Int] = [:]
+    private var joinByName: [String: Int] = [:]
+    /// Table-name pointers SQLite passed before, resolved (checked with strcmp on every hit).
+    private var pointerCache: [UnsafeRawPointer: (Target, [CChar])] = [:]
+    private(set) var isEnabled = false
+
+    // The transaction being recorded.
+    var names = NameTable()
+    var body = ByteWriter()
+    var segments: [Segment] = []
+    var indexByObject: [ObjectKey: Int] = [:]
+    /// Per capture, each column's property name and destination indexes in `names` (filled on first use in a transaction).
+    private var nameIDs: [[Int]] = []
+    private var entityNameIDs: [Int] = []
+
     /// Sets up capture for `schema` on `db`, reading the real column order of each table.
     func install(on db: Connection, schema: StoreSchema) throws {
-        tables = [:]
-        joins = [:]
-        for (name, table) in schema.tables {
+        captures = []
+        joins = []
+        captureByName = [:]
+        joinByName = [:]
+        pointerCache = [:]
+        for name in schema.tables.keys.sorted() {
+            let table = schema.tables[name]!
             var columns: [TableCapture.Column] = []
             let info = try db.makeStatement("SELECT name FROM pragma_table_info(?) ORDER BY cid")
             try info.bind([.string(name)])
@@ -58,18 +99,19 @@ final class HistoryRecorder: @unchecked Sendable {
                     columns.append(.ignored)
                 }
             }
-            var order: [String: Int] = [:]
-            for (i, property) in table.entity.propertyNames.enumerated() { order[property] = i }
-            tables[name] = TableCapture(entity: name, columns: columns, order: order)
+            captureByName[name] = captures.count
+            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString)))
             for relationship in table.entity.relationships {
                 if case .joinTable(let joinTable, "src", _) = table.storage[relationship.name]! {
-                    let destination = schema.tables[relationship.destinationEntity]!.entity
-                    joins[joinTable] = JoinCapture(
-                        source: (name, relationship.name, destination.name),
-                        destination: (destination.name, relationship.inverseName, name))
+                    joinByName[joinTable] = joins.count
+                    joins.append(JoinCapture(source: (name, relationship.name, relationship.destinationEntity),
+                                             destination: (relationship.destinationEntity, relationship.inverseName, name),
+                                             cName: Array(joinTable.utf8CString)))
                 }
             }
         }
+        resetTransaction()
+        sourceIDs = [:]
         isEnabled = true
         sqlite3_preupdate_hook(db.handle, historyPreUpdateHook, Unmanaged.passUnretained(self).toOpaque())
     }
@@ -80,159 +122,196 @@ final class HistoryRecorder: @unchecked Sendable {
         isEnabled = false
     }
 
-    var hasChanges: Bool { !changes.isEmpty }
+    var hasChanges: Bool { segments.contains { $0.live } }
 
-    /// Takes the collected changes (dropping updates that changed nothing) and resets.
-    func drain() -> [RecordedChange] {
-        defer {
-            changes.removeAll(keepingCapacity: true)
-            indexByObject.removeAll(keepingCapacity: true)
-        }
-        return changes.compactMap { change in
-            var change = change
-            if change.isCancelled { return nil }
-            if change.type == .update {
-                change.properties.removeAll { property in
-                    if let membership = property.membership { return membership.added.isEmpty && membership.removed.isEmpty }
-                    return !property.excluded && property.before == property.after
-                }
-                if change.properties.isEmpty { return nil }
-            }
-            if let order = tables[change.entity]?.order {
-                change.properties.sort { (order[$0.name] ?? .max) < (order[$1.name] ?? .max) }
-            }
-            return change
-        }
-    }
+    /// Forgets the transaction's changes (after it is written, or on rollback).
+    func discard() { resetTransaction() }
 
-    /// Forgets collected changes (on rollback).
-    func discard() {
-        changes.removeAll(keepingCapacity: true)
+    private func resetTransaction() {
+        names = NameTable()
+        body.bytes.removeAll(keepingCapacity: true)
+        segments.removeAll(keepingCapacity: true)
         indexByObject.removeAll(keepingCapacity: true)
+        nameIDs = captures.map { _ in [] }
+        entityNameIDs = Array(repeating: -1, count: captures.count)
     }
 
-    // MARK: Capture
+    /// The stored payload of the transaction's live changes, their count and entities; nil when none.
+    func takePayload() throws -> (payload: [UInt8], count: Int, entities: [String])? {
+        defer { resetTransaction() }
+        var count = 0
+        var entities: [String] = []
+        var seen = Set<Int>()
+        var allLive = true
+        for segment in segments {
+            guard segment.live else { allLive = false; continue }
+            count += 1
+            if seen.insert(segment.entity).inserted { entities.append(names.strings[segment.entity]) }
+        }
+        guard count > 0 else { return nil }
+        if allLive { return (try HistoryPayload.finish(body: body.bytes, count: count, names: names), count, entities) }
+        var live: [UInt8] = []
+        live.reserveCapacity(body.bytes.count)
+        for segment in segments where segment.live { live.append(contentsOf: body.bytes[segment.start..<segment.end]) }
+        return (try HistoryPayload.finish(body: live, count: count, names: names), count, entities)
+    }
 
-    fileprivate func capture(db: OpaquePointer, op: Int32, table: String, oldKey: Int64, newKey: Int64) {
-        if let capture = tables[table] {
-            captureRow(db: db, op: op, capture: capture, oldKey: oldKey, newKey: newKey)
-        } else if let join = joins[table] {
-            captureJoin(db: db, op: op, join: join)
+    // MARK: Dispatch
+
+    fileprivate func target(for table: UnsafePointer<CChar>) -> Target {
+        let raw = UnsafeRawPointer(table)
+        if let (cached, name) = pointerCache[raw], name.withUnsafeBufferPointer({ strcmp($0.baseAddress!, table) }) == 0 {
+            return cached
+        }
+        let name = String(cString: table)
+        let resolved: Target = captureByName[name].map { .table($0) } ?? joinByName[name].map { .join($0) } ?? .none
+        pointerCache[raw] = (resolved, Array(name.utf8CString))
+        return resolved
+    }
+
+    fileprivate func capture(db: OpaquePointer, op: Int32, table: UnsafePointer<CChar>, oldKey: Int64, newKey: Int64) {
+        switch target(for: table) {
+        case .table(let i):
+            let key = op == SQLITE_INSERT ? newKey : oldKey
+            if indexByObject[ObjectKey(entity: i, key: key)] != nil {
+                mergeRow(db: db, op: op, capture: i, key: key)
+            } else {
+                encodeRow(db: db, op: op, capture: i, key: key)
+            }
+        case .join(let i):
+            captureJoin(db: db, op: op, join: joins[i])
+        case .none:
+            return
         }
     }
 
-    private func captureRow(db: OpaquePointer, op: Int32, capture: TableCapture, oldKey: Int64, newKey: Int64) {
-        var properties: [RecordedChange.Property] = []
-        properties.reserveCapacity(capture.columns.count)
-        for (i, column) in capture.columns.enumerated() {
-            switch column {
+    // MARK: Fast path: encode straight from SQLite's values
+
+    /// Interns a table's entity, property and destination names once per transaction.
+    private func internNames(of index: Int) {
+        let capture = captures[index]
+        entityNameIDs[index] = names.intern(capture.entity)
+        var ids = [Int](repeating: -1, count: capture.columns.count * 2)
+        for (column, kind) in capture.columns.enumerated() {
+            switch kind {
+            case .ignored: break
+            case .attribute(let name, _, _): ids[column * 2] = names.intern(name)
+            case .toOne(let name, let destination):
+                ids[column * 2] = names.intern(name)
+                ids[column * 2 + 1] = names.intern(destination)
+            }
+        }
+        nameIDs[index] = ids
+    }
+
+    private func encodeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
+        if entityNameIDs[index] < 0 { internNames(of: index) }
+        let capture = captures[index]
+        let ids = nameIDs[index]
+        let columns = capture.columns
+        // Updates record only the columns that changed; an update that changed none is not a change.
+        var changed: [Bool] = []
+        var propertyCount = 0
+        if op == SQLITE_UPDATE {
+            changed = columns.indices.map { column in
+                if case .ignored = columns[column] { return false }
+                return Self.columnChanged(db, column: column)
+            }
+            propertyCount = changed.filter { $0 }.count
+            if propertyCount == 0 { return }
+        } else {
+            for kind in columns { if case .ignored = kind {} else { propertyCount += 1 } }
+        }
+        // Work on a local buffer: no exclusivity checks per byte written.
+        var out = ByteWriter()
+        swap(&out, &body)
+        let start = out.bytes.count
+        out.byte(op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2)
+        out.varint(UInt64(entityNameIDs[index]))
+        out.signed(key)
+        out.varint(UInt64(propertyCount))
+        var flags: HistoryPayload.Flags = []
+        if op != SQLITE_INSERT { flags.insert(.before) }
+        if op != SQLITE_DELETE { flags.insert(.after) }
+        for column in columns.indices {
+            if op == SQLITE_UPDATE && !changed[column] { continue }
+            switch columns[column] {
             case .ignored:
                 continue
-            case .attribute(let name, let type, let excluded):
-                var property = RecordedChange.Property(name: name, excluded: excluded)
-                if op != SQLITE_INSERT { property.before = excluded ? nil : Self.read(db, column: i, old: true, as: type) }
-                if op != SQLITE_DELETE { property.after = excluded ? nil : Self.read(db, column: i, old: false, as: type) }
-                if excluded, op == SQLITE_UPDATE, !Self.columnChanged(db, column: i) { continue }
-                properties.append(property)
-            case .toOne(let name, let destination):
-                var property = RecordedChange.Property(name: name)
-                if op != SQLITE_INSERT { property.before = Self.readKey(db, column: i, old: true, destination: destination) }
-                if op != SQLITE_DELETE { property.after = Self.readKey(db, column: i, old: false, destination: destination) }
-                properties.append(property)
-            }
-        }
-        let type: PersistentHistoryChangeType = op == SQLITE_INSERT ? .insert : op == SQLITE_DELETE ? .delete : .update
-        let key = op == SQLITE_INSERT ? newKey : oldKey
-        record(RecordedChange(type: type, entity: capture.entity, primaryKey: key, properties: properties))
-    }
-
-    private func captureJoin(db: OpaquePointer, op: Int32, join: JoinCapture) {
-        guard op == SQLITE_INSERT || op == SQLITE_DELETE else { return }
-        let old = op == SQLITE_DELETE
-        let src = Self.int64(db, column: 0, old: old)
-        let dst = Self.int64(db, column: 1, old: old)
-        func membership(_ side: (entity: String, relationship: String, destination: String), _ key: Int64, _ other: Int64) -> RecordedChange {
-            let m = RecordedChange.Membership(destination: side.destination, added: old ? [] : [other], removed: old ? [other] : [])
-            return RecordedChange(type: .update, entity: side.entity, primaryKey: key, properties: [RecordedChange.Property(name: side.relationship, membership: m)])
-        }
-        record(membership(join.source, src, dst))
-        record(membership(join.destination, dst, src))
-    }
-
-    /// Adds a change, coalescing it with an earlier change to the same object.
-    private func record(_ change: RecordedChange) {
-        let key = ObjectKey(entity: change.entity, key: change.primaryKey)
-        guard let index = indexByObject[key] else {
-            indexByObject[key] = changes.count
-            changes.append(change)
-            return
-        }
-        var existing = changes[index]
-        switch (existing.type, change.type) {
-        case (.insert, .update):
-            existing.properties = Self.apply(change.properties, onto: existing.properties, keepBefore: false)
-        case (.update, .update):
-            existing.properties = Self.apply(change.properties, onto: existing.properties, keepBefore: true)
-        case (.insert, .delete):
-            // Created and deleted within one transaction: nothing happened outside it.
-            changes[index].isCancelled = true
-            indexByObject[key] = nil
-            return
-        case (.update, .delete):
-            var merged = change
-            let earlier = Dictionary(existing.properties.map { ($0.name, $0.before) }, uniquingKeysWith: { a, _ in a })
-            for i in merged.properties.indices where merged.properties[i].membership == nil {
-                if let before = earlier[merged.properties[i].name] { merged.properties[i].before = before }
-            }
-            existing = merged
-        default:
-            // A delete followed by an insert reusing the key: keep both, in order.
-            indexByObject[key] = changes.count
-            changes.append(change)
-            return
-        }
-        changes[index] = existing
-    }
-
-    /// Merges later property changes into earlier ones: the first `before`, the last `after`,
-    /// memberships added and removed netted out.
-    private static func apply(_ later: [RecordedChange.Property], onto earlier: [RecordedChange.Property], keepBefore: Bool) -> [RecordedChange.Property] {
-        var result = earlier
-        for property in later {
-            if let i = result.firstIndex(where: { $0.name == property.name }) {
-                if let membership = property.membership, var existing = result[i].membership {
-                    for key in membership.added {
-                        if let r = existing.removed.firstIndex(of: key) { existing.removed.remove(at: r) } else if !existing.added.contains(key) { existing.added.append(key) }
-                    }
-                    for key in membership.removed {
-                        if let a = existing.added.firstIndex(of: key) { existing.added.remove(at: a) } else if !existing.removed.contains(key) { existing.removed.append(key) }
-                    }
-                    result[i].membership = existing
-                } else {
-                    result[i].after = property.after
-                    if !keepBefore { result[i].before = nil }
+            case .attribute(_, let type, let excluded):
+                out.varint(UInt64(ids[column * 2]))
+                if excluded {
+                    out.byte(HistoryPayload.Flags.excluded.rawValue)
+                    continue
                 }
-            } else {
-                var added = property
-                if !keepBefore { added.before = nil }
-                result.append(added)
+                out.byte(flags.rawValue)
+                if op != SQLITE_INSERT { Self.writeValue(db, column: column, old: true, type: type, into: &out) }
+                if op != SQLITE_DELETE { Self.writeValue(db, column: column, old: false, type: type, into: &out) }
+            case .toOne:
+                out.varint(UInt64(ids[column * 2]))
+                out.byte(flags.rawValue)
+                if op != SQLITE_INSERT { Self.writeKey(db, column: column, old: true, destination: ids[column * 2 + 1], into: &out) }
+                if op != SQLITE_DELETE { Self.writeKey(db, column: column, old: false, destination: ids[column * 2 + 1], into: &out) }
             }
         }
-        return result
+        let end = out.bytes.count
+        swap(&out, &body)
+        indexByObject[ObjectKey(entity: index, key: key)] = segments.count
+        segments.append(Segment(start: start, end: end, live: true, entity: entityNameIDs[index]))
+    }
+
+    private static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout ByteWriter) {
+        typealias Tag = HistoryPayload.ValueTag
+        guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else {
+            out.byte(Tag.null.rawValue)
+            return
+        }
+        switch type {
+        case .string:
+            out.byte(Tag.text.rawValue)
+            let n = Int(sqlite3_value_bytes(v))
+            out.varint(UInt64(n))
+            if n > 0, let text = sqlite3_value_text(v) { out.bytes.append(contentsOf: UnsafeBufferPointer(start: text, count: n)) }
+        case .integer:
+            out.byte(Tag.integer.rawValue)
+            out.signed(sqlite3_value_int64(v))
+        case .double:
+            out.byte(Tag.double.rawValue)
+            out.double(sqlite3_value_double(v))
+        case .bool:
+            out.byte(sqlite3_value_int64(v) != 0 ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
+        case .date:
+            out.byte(Tag.date.rawValue)
+            out.double(sqlite3_value_double(v))
+        case .uuid, .binary:
+            // Rare types go through AttributeValue (they hold no object IDs, so no names are interned).
+            out.value(read(db, column: column, old: old, as: type)) { _ in 0 }
+        }
+    }
+
+    private static func writeKey(_ db: OpaquePointer, column: Int, old: Bool, destination: Int, into out: inout ByteWriter) {
+        guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else {
+            out.byte(HistoryPayload.ValueTag.null.rawValue)
+            return
+        }
+        out.byte(HistoryPayload.ValueTag.objectID.rawValue)
+        out.varint(UInt64(destination))
+        out.signed(sqlite3_value_int64(v))
     }
 
     // MARK: Reading pre-update values
 
-    private static func value(_ db: OpaquePointer, column: Int, old: Bool) -> OpaquePointer? {
+    static func value(_ db: OpaquePointer, column: Int, old: Bool) -> OpaquePointer? {
         var value: OpaquePointer?
         let rc = old ? sqlite3_preupdate_old(db, Int32(column), &value) : sqlite3_preupdate_new(db, Int32(column), &value)
         return rc == SQLITE_OK ? value : nil
     }
 
-    private static func columnChanged(_ db: OpaquePointer, column: Int) -> Bool {
+    static func columnChanged(_ db: OpaquePointer, column: Int) -> Bool {
         guard let old = value(db, column: column, old: true), let new = value(db, column: column, old: false) else { return true }
         let type = sqlite3_value_type(old)
         guard type == sqlite3_value_type(new) else { return true }
+        if type == SQLITE_NULL { return false }
         let n = sqlite3_value_bytes(old)
         guard n == sqlite3_value_bytes(new) else { return true }
         if type == SQLITE_BLOB || type == SQLITE_TEXT {
@@ -241,12 +320,12 @@ final class HistoryRecorder: @unchecked Sendable {
         return sqlite3_value_double(old) != sqlite3_value_double(new) || sqlite3_value_int64(old) != sqlite3_value_int64(new)
     }
 
-    private static func int64(_ db: OpaquePointer, column: Int, old: Bool) -> Int64 {
+    static func int64(_ db: OpaquePointer, column: Int, old: Bool) -> Int64 {
         guard let v = value(db, column: column, old: old) else { return 0 }
         return sqlite3_value_int64(v)
     }
 
-    private static func readKey(_ db: OpaquePointer, column: Int, old: Bool, destination: String) -> AttributeValue {
+    static func readKey(_ db: OpaquePointer, column: Int, old: Bool, destination: String) -> AttributeValue {
         guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else { return .null }
         return .objectID(ObjectID(storeID: placeholderStore, entityName: destination, primaryKey: sqlite3_value_int64(v)))
     }
@@ -254,10 +333,9 @@ final class HistoryRecorder: @unchecked Sendable {
     /// Object IDs in recorded values carry the store's ID only once decoded; the payload keeps entity and key.
     static let placeholderStore = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    private static func read(_ db: OpaquePointer, column: Int, old: Bool, as type: AttributeType) -> AttributeValue {
+    static func read(_ db: OpaquePointer, column: Int, old: Bool, as type: AttributeType) -> AttributeValue {
         guard let v = value(db, column: column, old: old) else { return .null }
-        let storage = sqlite3_value_type(v)
-        if storage == SQLITE_NULL { return .null }
+        if sqlite3_value_type(v) == SQLITE_NULL { return .null }
         switch type {
         case .string:
             guard let text = sqlite3_value_text(v) else { return .string("") }
@@ -281,8 +359,6 @@ final class HistoryRecorder: @unchecked Sendable {
 /// The C callback: forwards to the recorder passed as context.
 private func historyPreUpdateHook(context: UnsafeMutableRawPointer?, db: OpaquePointer?, op: Int32, database: UnsafePointer<CChar>?, table: UnsafePointer<CChar>?, oldKey: sqlite3_int64, newKey: sqlite3_int64) {
     guard let context, let db, let table else { return }
-    let name = String(cString: table)
-    if name.hasPrefix("_tributary_") || name.hasPrefix("sqlite_") { return }
     let recorder = Unmanaged<HistoryRecorder>.fromOpaque(context).takeUnretainedValue()
-    recorder.capture(db: db, op: op, table: name, oldKey: oldKey, newKey: newKey)
+    recorder.capture(db: db, op: op, table: table, oldKey: oldKey, newKey: newKey)
 }

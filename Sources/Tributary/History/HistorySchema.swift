@@ -1,16 +1,22 @@
 /// The history tables and their format version, kept in the store.
 ///
-/// - `_tributary_history`: one row per transaction: token (AUTOINCREMENT, so
-///   tokens are never reused after pruning), timestamp, author, context name,
-///   process, change count, the entities touched, and the changes as one
-///   payload (zstd-compressed when it pays);
-/// - indexes on (author, token) and (contextName, token) answer those filters in SQL;
+/// - `_tributary_history`: one row per transaction: token, timestamp, source,
+///   change count, the entities touched, and the changes as one payload
+///   (zstd-compressed when it pays). Tokens are assigned as one more than the
+///   newest kept or pruned token, so they are never reused after pruning;
+/// - `_tributary_history_source`: each distinct (author, context name, process)
+///   once; the index on (sourceID, token) answers author and context filters in
+///   SQL while a commit touches only two history pages (the row and the index);
 /// - `_tributary_consumer`: named cursors.
 enum HistorySchema {
     /// The history format this version writes; a newer one is refused.
     static let formatVersion = 1
     static let transactions = "_tributary_history"
+    static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"
+
+    /// The newest token: the newest kept transaction, or what pruning removed if none is kept.
+    static let newestTokenSQL = "SELECT max(coalesce((SELECT max(token) FROM _tributary_history), 0), coalesce((SELECT CAST(value AS INTEGER) FROM _tributary_metadata WHERE key = 'historyPrunedThrough'), 0))"
 
     /// Whether the store has history (for read-only opens); checks the format.
     static func isPresent(on db: Connection, place: String) throws -> Bool {
@@ -30,18 +36,22 @@ enum HistorySchema {
         guard stored != nil || enable else { return false }
         if stored == nil {
             try db.execute("""
-                CREATE TABLE IF NOT EXISTS \(transactions) (
-                    token INTEGER PRIMARY KEY AUTOINCREMENT,
-                    timestamp REAL NOT NULL,
+                CREATE TABLE IF NOT EXISTS \(sources) (
+                    id INTEGER PRIMARY KEY,
                     author TEXT,
                     contextName TEXT,
                     processID INTEGER NOT NULL,
-                    processName TEXT NOT NULL,
+                    processName TEXT NOT NULL);
+                CREATE INDEX IF NOT EXISTS \(sources)_author ON \(sources) (author);
+                CREATE INDEX IF NOT EXISTS \(sources)_context ON \(sources) (contextName);
+                CREATE TABLE IF NOT EXISTS \(transactions) (
+                    token INTEGER PRIMARY KEY,
+                    timestamp REAL NOT NULL,
+                    sourceID INTEGER NOT NULL,
                     changeCount INTEGER NOT NULL,
                     entities TEXT NOT NULL,
                     payload BLOB NOT NULL);
-                CREATE INDEX IF NOT EXISTS \(transactions)_author ON \(transactions) (author, token);
-                CREATE INDEX IF NOT EXISTS \(transactions)_context ON \(transactions) (contextName, token);
+                CREATE INDEX IF NOT EXISTS \(transactions)_by_source ON \(transactions) (sourceID, token);
                 CREATE TABLE IF NOT EXISTS \(consumers) (
                     name TEXT PRIMARY KEY,
                     token INTEGER NOT NULL,

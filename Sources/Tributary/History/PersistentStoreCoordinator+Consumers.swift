@@ -15,7 +15,7 @@ extension PersistentStoreCoordinator {
         try store.database.write { db in
             let value: Int64
             switch start {
-            case .current: value = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(HistorySchema.transactions)])?.integerValue ?? 0
+            case .current: value = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
             case .oldest: value = try Self.prunedThrough(db)
             case .token(let token):
                 try token.check(belongsTo: store.identifier)
@@ -69,7 +69,7 @@ extension PersistentStoreCoordinator {
         let storeKey = PersistentHistoryToken.key(of: store.identifier)
         return try store.database.read { db in
             let pruned = try Self.prunedThrough(db)
-            let newest = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(HistorySchema.transactions)])?.integerValue ?? 0
+            let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
             let newestTime = try db.scalar("SELECT timestamp FROM \(HistorySchema.transactions) WHERE token = ?", [.integer(newest)])?.doubleValue
             var consumers: [HistoryConsumer] = []
             let statement = try db.makeStatement("SELECT name, token, committedAt, createdAt FROM \(HistorySchema.consumers) ORDER BY name")

@@ -10,7 +10,7 @@ extension PersistentStoreCoordinator {
     public func currentPersistentHistoryToken() throws -> PersistentHistoryToken {
         let store = try requireHistoryStore()
         let value = try store.database.read { db in
-            try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(HistorySchema.transactions)])?.integerValue ?? 0
+            try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
         }
         return PersistentHistoryToken(value: value, storeID: store.identifier)
     }
@@ -77,8 +77,8 @@ extension PersistentStoreCoordinator {
         try store.database.read { db in
             try Self.checkNotExpired(filter, db: db, store: store)
             let statement = try db.makeStatement("""
-                SELECT token, timestamp, author, contextName, processID, processName, changeCount, payload
-                FROM \(HistorySchema.transactions)\(query.whereSQL) ORDER BY token
+                SELECT token, timestamp, s.author, s.contextName, s.processID, s.processName, changeCount, payload
+                FROM \(HistorySchema.transactions) JOIN \(HistorySchema.sources) s ON s.id = sourceID\(query.whereSQL) ORDER BY token
                 """)
             try statement.bind(query.arguments)
             var batch: [PersistentHistoryTransaction] = []

@@ -36,7 +36,7 @@ extension PersistentStoreCoordinator {
                 let value = try db.scalar("SELECT max(token) FROM \(HistorySchema.transactions) WHERE timestamp < ?", [.double(date.timeIntervalSince1970)])?.integerValue ?? 0
                 return (value, [])
             case .consumed(let maximumAge):
-                let newest = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.string(HistorySchema.transactions)])?.integerValue ?? 0
+                let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
                 var consumed = newest
                 let now = Date().timeIntervalSince1970
                 let statement = try db.makeStatement("SELECT name, token, committedAt FROM \(HistorySchema.consumers)")
