@@ -66,7 +66,7 @@ extension PersistentStoreCoordinator {
             return result
         }
         // Delete in batches, sizing each to take about 2 ms of the writer's time.
-        var batch = 64
+        var batch = 4
         let clock = ContinuousClock()
         while true {
             let started = clock.now
