@@ -57,8 +57,9 @@ extension PersistentStoreCoordinator {
         return count
     }
 
-    /// Streams matching transactions in token order, `fetchBatchSize` at a time, from one
-    /// consistent snapshot and in bounded memory.
+    /// Streams matching transactions in token order, from one consistent snapshot and in
+    /// bounded memory: a batch holds at most `fetchBatchSize` transactions and, past its first
+    /// transaction, at most ``maximumChangesPerHistoryBatch`` changes.
     ///
     /// ```swift
     /// var request = PersistentHistoryChangeRequest.fetchHistory(after: nil)
@@ -82,6 +83,7 @@ extension PersistentStoreCoordinator {
                 """)
             try statement.bind(query.arguments)
             var batch: [PersistentHistoryTransaction] = []
+            var changesInBatch = 0
             batch.reserveCapacity(min(batchSize, 1024))
             while try statement.step() {
                 let token = PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey)
@@ -106,14 +108,19 @@ extension PersistentStoreCoordinator {
                     storeID: storeID,
                     changeCount: Int(statement.int64(at: 6)),
                     changes: changes))
-                if batch.count == batchSize {
+                changesInBatch += changes.count
+                if batch.count == batchSize || changesInBatch >= Self.maximumChangesPerHistoryBatch {
                     try body(batch)
                     batch.removeAll(keepingCapacity: true)
+                    changesInBatch = 0
                 }
             }
             if !batch.isEmpty { try body(batch) }
         }
     }
+
+    /// The most changes a history batch holds beyond its first transaction.
+    public static let maximumChangesPerHistoryBatch = 10_000
 
     /// The open store, or an error saying how to turn history on.
     func requireHistoryStore() throws -> PersistentStore {
