@@ -18,14 +18,7 @@ enum GRDBAuditBaseline {
     }
 
     static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch) throws -> Double {
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: Workload.schema)
-            try db.execute(sql: "CREATE TABLE audit (id INTEGER PRIMARY KEY, txTime REAL NOT NULL, tableName TEXT NOT NULL, rowID INTEGER NOT NULL, kind TEXT NOT NULL, \"values\" TEXT)")
-        }
+        let queue = try GRDBBaseline.openQueue(at: path, extraSchema: "CREATE TABLE audit (id INTEGER PRIMARY KEY, txTime REAL NOT NULL, tableName TEXT NOT NULL, rowID INTEGER NOT NULL, kind TEXT NOT NULL, \"values\" TEXT)")
         let collector = ChangeCollector()
         queue.add(transactionObserver: collector, extent: .databaseLifetime)
         return try Harness.time {

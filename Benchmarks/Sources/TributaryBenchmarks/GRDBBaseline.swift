@@ -5,7 +5,8 @@ import GRDB
 /// with synchronous=NORMAL, one `inTransaction` per batch and a cached prepared
 /// statement executed with arguments (GRDB's documented fast path for bulk inserts).
 enum GRDBBaseline {
-    static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch) throws -> Double {
+    /// A queue in WAL mode with synchronous=NORMAL and the workload's table, plus `extraSchema`.
+    static func openQueue(at path: String, extraSchema: String? = nil) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -14,7 +15,13 @@ enum GRDBBaseline {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: Workload.schema)
+            if let extraSchema { try db.execute(sql: extraSchema) }
         }
+        return queue
+    }
+
+    static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch) throws -> Double {
+        let queue = try openQueue(at: path)
         return try Harness.time {
             var j = 0
             while j < rows {

@@ -27,14 +27,6 @@ struct HistoryPayload {
 
     // MARK: Encoding
 
-    /// Encodes changes; returns the bytes to store.
-    static func encode(_ changes: [RecordedChange]) throws -> [UInt8] {
-        var names = NameTable()
-        var body = ByteWriter()
-        for change in changes { encodeChange(change, into: &body, names: &names) }
-        return try finish(body: body.bytes, count: changes.count, names: names)
-    }
-
     /// Appends one change in the payload format, interning its names.
     static func encodeChange(_ change: RecordedChange, into body: inout ByteWriter, names: inout NameTable) {
         body.byte(change.type == .insert ? 0 : change.type == .update ? 1 : 2)
@@ -182,8 +174,6 @@ struct RecordedChange {
     var entity: String
     var primaryKey: Int64
     var properties: [Property]
-    /// Inserted and deleted within the same transaction: dropped.
-    var isCancelled = false
 }
 
 /// The names a payload refers to, numbered in order of first use.

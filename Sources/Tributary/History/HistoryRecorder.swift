@@ -116,14 +116,6 @@ final class HistoryRecorder: @unchecked Sendable {
         sqlite3_preupdate_hook(db.handle, historyPreUpdateHook, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    /// Stops capturing on `db`.
-    func uninstall(from db: Connection) {
-        sqlite3_preupdate_hook(db.handle, nil, nil)
-        isEnabled = false
-    }
-
-    var hasChanges: Bool { segments.contains { $0.live } }
-
     /// Forgets the transaction's changes (after it is written, or on rollback).
     func discard() { resetTransaction() }
 

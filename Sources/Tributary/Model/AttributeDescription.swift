@@ -38,7 +38,7 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
         isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? true
         isExcludedFromHistory = try c.decodeIfPresent(Bool.self, forKey: .isExcludedFromHistory) ?? false
         if let text = try c.decodeIfPresent(String.self, forKey: .defaultValue) {
-            defaultValue = try AttributeValue.decodeStored(text, as: type)
+            defaultValue = try AttributeValue.parse(text, as: type)
         } else {
             defaultValue = nil
         }

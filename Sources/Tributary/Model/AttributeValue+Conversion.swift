@@ -48,10 +48,6 @@ extension AttributeValue {
         }
     }
 
-    static func decodeStored(_ text: String, as type: AttributeType) throws -> AttributeValue {
-        try parse(text, as: type)
-    }
-
     /// Whether the value is stored as `type` already (nil is not: optionality is checked apart).
     @inline(__always)
     func matches(_ type: AttributeType) -> Bool {

@@ -119,23 +119,6 @@ final class Connection: @unchecked Sendable {
             throw error
         }
     }
-
-    /// Runs `body` in a savepoint nested in the current transaction.
-    func savepoint<T>(_ name: String = "tributary", _ body: () throws -> T) throws -> T {
-        try execute("SAVEPOINT \(name)")
-        do {
-            let result = try body()
-            try execute("RELEASE \(name)")
-            return result
-        } catch {
-            try? execute("ROLLBACK TO \(name)")
-            try? execute("RELEASE \(name)")
-            throw error
-        }
-    }
-
-    /// Interrupts whatever this connection is running (from another thread).
-    func interrupt() { sqlite3_interrupt(handle) }
 }
 
 extension SQLiteError {

@@ -60,13 +60,6 @@ final class ReaderPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Readers in use right now.
-    var busyCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return created - idle.count
-    }
-
     /// Closes idle readers; busy ones close when returned.
     func close() {
         condition.lock()

@@ -125,13 +125,4 @@ final class Statement {
         default: return .null
         }
     }
-
-    func columnName(at index: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(index))) }
-
-    /// The SQL with bound values expanded (for debug logging only).
-    var expandedSQL: String {
-        guard let text = sqlite3_expanded_sql(handle) else { return sql }
-        defer { sqlite3_free(text) }
-        return String(cString: text)
-    }
 }
