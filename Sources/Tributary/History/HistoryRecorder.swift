@@ -23,6 +23,16 @@ final class HistoryRecorder: @unchecked Sendable {
         let columns: [Column]
         /// The table's name as UTF-8 with a terminating NUL, to check cached pointers.
         let cName: [CChar]
+        /// The captured columns as plain values, for the hot loop.
+        let slots: [Slot]
+    }
+
+    /// A captured column: where it is and how to write it.
+    struct Slot {
+        let column: Int32
+        let isToOne: Bool
+        let type: AttributeType
+        let excluded: Bool
     }
 
     /// A join table's two sides: (entity, relationship, destination) seen from the `src` row and from the `dst` row.
@@ -100,7 +110,14 @@ final class HistoryRecorder: @unchecked Sendable {
                 }
             }
             captureByName[name] = captures.count
-            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString)))
+            let slots = columns.enumerated().compactMap { column, kind -> Slot? in
+                switch kind {
+                case .ignored: return nil
+                case .attribute(_, let type, let excluded): return Slot(column: Int32(column), isToOne: false, type: type, excluded: excluded)
+                case .toOne: return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false)
+                }
+            }
+            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots))
             for relationship in table.entity.relationships {
                 if case .joinTable(let joinTable, "src", _) = table.storage[relationship.name]! {
                     joinByName[joinTable] = joins.count
@@ -183,14 +200,14 @@ final class HistoryRecorder: @unchecked Sendable {
     private func internNames(of index: Int) {
         let capture = captures[index]
         entityNameIDs[index] = names.intern(capture.entity)
-        var ids = [Int](repeating: -1, count: capture.columns.count * 2)
-        for (column, kind) in capture.columns.enumerated() {
-            switch kind {
+        var ids = [Int](repeating: -1, count: capture.slots.count * 2)
+        for (i, slot) in capture.slots.enumerated() {
+            switch capture.columns[Int(slot.column)] {
             case .ignored: break
-            case .attribute(let name, _, _): ids[column * 2] = names.intern(name)
+            case .attribute(let name, _, _): ids[i * 2] = names.intern(name)
             case .toOne(let name, let destination):
-                ids[column * 2] = names.intern(name)
-                ids[column * 2 + 1] = names.intern(destination)
+                ids[i * 2] = names.intern(name)
+                ids[i * 2 + 1] = names.intern(destination)
             }
         }
         nameIDs[index] = ids
@@ -198,58 +215,52 @@ final class HistoryRecorder: @unchecked Sendable {
 
     private func encodeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
         if entityNameIDs[index] < 0 { internNames(of: index) }
-        let capture = captures[index]
+        let slots = captures[index].slots
         let ids = nameIDs[index]
-        let columns = capture.columns
+        let entityID = entityNameIDs[index]
         // Updates record only the columns that changed; an update that changed none is not a change.
         var changed: [Bool] = []
-        var propertyCount = 0
+        var propertyCount = slots.count
         if op == SQLITE_UPDATE {
-            changed = columns.indices.map { column in
-                if case .ignored = columns[column] { return false }
-                return Self.columnChanged(db, column: column)
-            }
-            propertyCount = changed.filter { $0 }.count
+            changed = slots.map { Self.columnChanged(db, column: Int($0.column)) }
+            propertyCount = changed.reduce(0) { $1 ? $0 + 1 : $0 }
             if propertyCount == 0 { return }
-        } else {
-            for kind in columns { if case .ignored = kind {} else { propertyCount += 1 } }
         }
         // Work on a local buffer: no exclusivity checks per byte written.
         var out = ByteWriter()
         swap(&out, &body)
         let start = out.bytes.count
         out.byte(op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2)
-        out.varint(UInt64(entityNameIDs[index]))
+        out.varint(UInt64(entityID))
         out.signed(key)
         out.varint(UInt64(propertyCount))
         var flags: HistoryPayload.Flags = []
         if op != SQLITE_INSERT { flags.insert(.before) }
         if op != SQLITE_DELETE { flags.insert(.after) }
-        for column in columns.indices {
-            if op == SQLITE_UPDATE && !changed[column] { continue }
-            switch columns[column] {
-            case .ignored:
+        let writeOld = op != SQLITE_INSERT
+        let writeNew = op != SQLITE_DELETE
+        for i in 0..<slots.count {
+            if op == SQLITE_UPDATE && !changed[i] { continue }
+            let slot = slots[i]
+            let column = Int(slot.column)
+            out.varint(UInt64(ids[i * 2]))
+            if slot.excluded {
+                out.byte(HistoryPayload.Flags.excluded.rawValue)
                 continue
-            case .attribute(_, let type, let excluded):
-                out.varint(UInt64(ids[column * 2]))
-                if excluded {
-                    out.byte(HistoryPayload.Flags.excluded.rawValue)
-                    continue
-                }
-                out.byte(flags.rawValue)
-                if op != SQLITE_INSERT { Self.writeValue(db, column: column, old: true, type: type, into: &out) }
-                if op != SQLITE_DELETE { Self.writeValue(db, column: column, old: false, type: type, into: &out) }
-            case .toOne:
-                out.varint(UInt64(ids[column * 2]))
-                out.byte(flags.rawValue)
-                if op != SQLITE_INSERT { Self.writeKey(db, column: column, old: true, destination: ids[column * 2 + 1], into: &out) }
-                if op != SQLITE_DELETE { Self.writeKey(db, column: column, old: false, destination: ids[column * 2 + 1], into: &out) }
+            }
+            out.byte(flags.rawValue)
+            if slot.isToOne {
+                if writeOld { Self.writeKey(db, column: column, old: true, destination: ids[i * 2 + 1], into: &out) }
+                if writeNew { Self.writeKey(db, column: column, old: false, destination: ids[i * 2 + 1], into: &out) }
+            } else {
+                if writeOld { Self.writeValue(db, column: column, old: true, type: slot.type, into: &out) }
+                if writeNew { Self.writeValue(db, column: column, old: false, type: slot.type, into: &out) }
             }
         }
         let end = out.bytes.count
         swap(&out, &body)
         indexByObject[ObjectKey(entity: index, key: key)] = segments.count
-        segments.append(Segment(start: start, end: end, live: true, entity: entityNameIDs[index]))
+        segments.append(Segment(start: start, end: end, live: true, entity: entityID))
     }
 
     private static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout ByteWriter) {
