@@ -140,4 +140,21 @@ import Testing
         #expect(error.code == .unknownEntity)
         #expect(error.hint?.contains("Post") == true)
     }
+
+    @Test func rowCursorReadsValuesInPlace() throws {
+        var request = FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "title BEGINSWITH 'Post 2'"), sortDescriptors: [SortDescriptor("createdAt")])
+        request.propertiesToFetch = ["title", "createdAt"]
+        var titles: [String] = []
+        var kept: [FetchedRow] = []
+        try coordinator.enumerateRows(request) { row in
+            #expect(row.keys == ["title", "createdAt"])
+            titles.append(row["title"]?.stringValue ?? "?")
+            #expect(row["content"] == nil)
+            if row.primaryKey == posts[20].primaryKey { kept.append(row.copy()) }
+        }
+        #expect(titles == ["Post 2"] + (20..<30).map { "Post \($0)" })
+        #expect(kept.count == 1)
+        #expect(kept[0].objectID == posts[20])
+        #expect(kept[0]["createdAt"] == .date(Date(timeIntervalSince1970: 1_700_000_020)))
+    }
 }

@@ -116,6 +116,12 @@ struct FetchQuery {
         if !keys.isEmpty { try deliver() }
     }
 
+    /// The value of property `column` in the statement's current row.
+    @inline(__always)
+    func value(of statement: Statement, column: Int, storeID: UUID) -> AttributeValue {
+        decode(statement, at: column + 1, code: codes[column], column: column, storeID: storeID)
+    }
+
     @inline(__always)
     private func decode(_ statement: Statement, at index: Int, code: UInt8, column: Int, storeID: UUID) -> AttributeValue {
         if code == 0 { return statement.optionalString(at: index).map { .string($0) } ?? .null }

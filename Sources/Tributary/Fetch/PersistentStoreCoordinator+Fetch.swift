@@ -51,4 +51,28 @@ extension PersistentStoreCoordinator {
             try query.read(statement, storeID: storeID, batchSize: batchSize, body)
         }
     }
+
+    /// Steps through the rows matching `request` one at a time, from one consistent
+    /// snapshot, without building rows: `body` reads what it needs from the current row.
+    /// The fastest way to read many rows (GRDB's cursors work the same way).
+    ///
+    /// ```swift
+    /// var total = 0
+    /// try coordinator.enumerateRows(FetchRequest(entityName: "Post")) { row in
+    ///     total += row["title"]?.stringValue?.count ?? 0
+    /// }
+    /// ```
+    public func enumerateRows(_ request: FetchRequest, _ body: (FetchedRowView) throws -> Void) throws {
+        let store = try requireStore()
+        var request = request
+        request.resultType = .dictionary
+        let query = try FetchQuery(request, schema: store.schema)
+        let storeID = store.identifier
+        try store.database.read { db in
+            let statement = try db.makeStatement(query.sql)
+            try statement.bind(query.arguments)
+            let view = FetchedRowView(statement: statement, query: query, storeID: storeID)
+            while try statement.step() { try body(view) }
+        }
+    }
 }
