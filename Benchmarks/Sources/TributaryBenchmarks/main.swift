@@ -21,6 +21,19 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
         let seconds = try HistoryBenchmarks.timedInsert(history: true, rows: Workload.rows, batch: Workload.batch)
         return [Measurement(name: "diagnostic_tributary_tracked_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]
     }),
+    (["diagnostic_history_decode_only"], {
+        try Harness.withDirectory { dir in
+            let coordinator = try TributaryBench.open(dir.appendingPathComponent("d.sqlite").path, history: true)
+            try HistoryBenchmarks.insert(coordinator, rows: Workload.rows, batch: 1000, author: "importer")
+            var decoded = 0
+            let seconds = try Harness.time {
+                for _ in 0..<10 {
+                    try coordinator.enumerateHistory(.fetchHistory(after: nil)) { batch in for t in batch { decoded += t.changes.count } }
+                }
+            }
+            return [Measurement(name: "diagnostic_history_decode_only", value: Double(decoded) / seconds, unit: "changes/s", goal: ">= 0")]
+        }
+    }),
     (["diagnostic_tributary_insert_only"], {
         let seconds = try Harness.withDirectory { try TributaryBench.insertPosts(at: $0.appendingPathComponent("p.sqlite").path) }
         return [Measurement(name: "diagnostic_tributary_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]

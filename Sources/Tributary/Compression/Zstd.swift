@@ -26,9 +26,10 @@ enum Zstd {
         guard size < UInt64.max - 1, size < 1 << 32 else {
             throw TributaryError(.io, "a compressed history record is damaged (no content size)", hint: "the store may be damaged; restore it from a copy")
         }
-        var output = [UInt8](repeating: 0, count: Int(size))
-        let written = output.withUnsafeMutableBytes { out in
-            ZSTD_decompress(out.baseAddress, out.count, frame.baseAddress, frame.count)
+        var written = 0
+        let output = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
+            written = ZSTD_decompress(buffer.baseAddress, buffer.count, frame.baseAddress, frame.count)
+            count = ZSTD_isError(written) != 0 ? 0 : min(written, buffer.count)
         }
         if ZSTD_isError(written) != 0 || written != Int(size) {
             throw TributaryError(.io, "a compressed history record is damaged", hint: "the store may be damaged; restore it from a copy")

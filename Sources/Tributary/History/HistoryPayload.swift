@@ -130,17 +130,18 @@ struct HistoryPayload {
             for _ in 0..<propertyCount {
                 let propertyName = try name()
                 let flags = Flags(rawValue: try reader.byte())
-                var property = PropertyChange(name: propertyName, isValueExcluded: flags.contains(.excluded))
-                if flags.contains(.before) { property.before = try reader.value(storeID: storeID, names: table) }
-                if flags.contains(.after) { property.after = try reader.value(storeID: storeID, names: table) }
+                let before = flags.contains(.before) ? try reader.value(storeID: storeID, names: table) : nil
+                let after = flags.contains(.after) ? try reader.value(storeID: storeID, names: table) : nil
                 if flags.contains(.membership) {
                     let destination = try name()
-                    let added = try reader.count()
-                    for _ in 0..<added { property.added.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
-                    let removed = try reader.count()
-                    for _ in 0..<removed { property.removed.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                    var added: [ObjectID] = []
+                    var removed: [ObjectID] = []
+                    for _ in 0..<(try reader.count()) { added.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                    for _ in 0..<(try reader.count()) { removed.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                    properties.append(PropertyChange(name: propertyName, before: before, after: after, added: added, removed: removed, isValueExcluded: flags.contains(.excluded)))
+                } else {
+                    properties.append(PropertyChange(name: propertyName, before: before, after: after, isValueExcluded: flags.contains(.excluded)))
                 }
-                properties.append(property)
             }
             if filter(entity, type) {
                 changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: entity, primaryKey: key), changeType: type, properties: properties))

@@ -18,25 +18,40 @@ public struct PropertyChange: Sendable, Equatable {
     public var before: AttributeValue?
     /// The value after the change.
     public var after: AttributeValue?
-    /// Object IDs added to a to-many relationship.
-    public var added: [ObjectID]
-    /// Object IDs removed from a to-many relationship.
-    public var removed: [ObjectID]
     /// The model excludes this attribute's values from history.
     public var isValueExcluded: Bool
+    /// Membership changes, kept out of line: most properties have none, and an absent
+    /// value costs nothing to copy.
+    private var links: Links?
+
+    struct Links: Sendable, Equatable {
+        var added: [ObjectID]
+        var removed: [ObjectID]
+    }
 
     /// A property change.
     public init(name: String, before: AttributeValue? = nil, after: AttributeValue? = nil, added: [ObjectID] = [], removed: [ObjectID] = [], isValueExcluded: Bool = false) {
         self.name = name
         self.before = before
         self.after = after
-        self.added = added
-        self.removed = removed
         self.isValueExcluded = isValueExcluded
+        self.links = added.isEmpty && removed.isEmpty ? nil : Links(added: added, removed: removed)
+    }
+
+    /// Object IDs added to a to-many relationship.
+    public var added: [ObjectID] {
+        get { links?.added ?? [] }
+        set { links = Links(added: newValue, removed: links?.removed ?? []) }
+    }
+
+    /// Object IDs removed from a to-many relationship.
+    public var removed: [ObjectID] {
+        get { links?.removed ?? [] }
+        set { links = Links(added: links?.added ?? [], removed: newValue) }
     }
 
     /// `true` for a to-many membership change.
-    public var isMembershipChange: Bool { !added.isEmpty || !removed.isEmpty }
+    public var isMembershipChange: Bool { links.map { !$0.added.isEmpty || !$0.removed.isEmpty } ?? false }
 }
 
 /// One object's change within a history transaction (Core Data's `NSPersistentHistoryChange`),

@@ -89,8 +89,7 @@ extension PersistentStoreCoordinator {
                 let token = PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey)
                 var changes: [PersistentHistoryChange] = []
                 if decodeChanges {
-                    let blob = statement.data(at: 7)
-                    changes = try blob.withUnsafeBytes { bytes in
+                    changes = try statement.withBytes(at: 7) { bytes in
                         try HistoryPayload.decode(bytes, token: token, storeID: storeID, filter: filter.accepts)
                     }
                     if !objectKeys.isEmpty {

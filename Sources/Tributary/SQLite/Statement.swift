@@ -109,6 +109,13 @@ final class Statement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// Calls `body` with the column's bytes in place (valid only during the call).
+    func withBytes<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        let bytes = sqlite3_column_blob(handle, Int32(index))
+        return try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
+
     func data(at index: Int) -> Data {
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         guard count > 0, let bytes = sqlite3_column_blob(handle, Int32(index)) else { return Data() }
