@@ -84,6 +84,9 @@ extension PersistentStoreCoordinator {
             result.transactions += deleted
             result.changes += changes
             if deleted < batch { break }
+            // The writer lock is not fair: pause so that a waiting writer gets its turn
+            // instead of the next batch taking the lock straight back.
+            usleep(500)
             let elapsed = clock.now - started
             if elapsed < .milliseconds(1) { batch = min(batch * 2, 65_536) } else if elapsed > .milliseconds(4) { batch = max(1, batch / 2) }
         }
