@@ -231,4 +231,28 @@ import Testing
         try coordinator.enumerateHistory(request) { sizes.append($0.count) }
         #expect(sizes == [5, 5, 2])
     }
+
+    @Test func changeCursorAgreesWithFetchedChanges() throws {
+        let tags = try insert("Tag", [["name": "a"], ["name": "b"]], author: "importer")
+        _ = try insert("Post", [post(1, tags: tags), post(2)], author: "importer")
+        try coordinator.execute(BatchUpdateRequest(entityName: "Post", predicate: try StorePredicate(format: "externalID == 'ext-1'"), propertiesToUpdate: ["title": "Renamed"]))
+        try coordinator.execute(BatchDeleteRequest(entityName: "Tag", predicate: try StorePredicate(format: "name == 'b'")))
+        for filter in [HistoryFilter(), { var f = HistoryFilter(); f.entities = ["Post"]; f.changeTypes = [.update]; return f }(), { var f = HistoryFilter(); f.authors = ["importer"]; return f }()] {
+            let request = PersistentHistoryChangeRequest.fetchHistory(withFilter: filter)
+            var viewed: [PersistentHistoryChange] = []
+            try coordinator.enumerateHistoryChanges(request) { change in viewed.append(try change.copy()) }
+            #expect(viewed == (try coordinator.fetchHistoryChanges(request)))
+            #expect(!viewed.isEmpty)
+        }
+        var renamed: [String: AttributeValue?] = [:]
+        try coordinator.enumerateHistoryChanges(.fetchHistory(after: nil)) { change in
+            guard change.changeType == .update, change.entityName == "Post" else { return }
+            #expect(change.author == nil)
+            try change.forEachProperty { name, before, after in
+                if name == "title" { renamed["before"] = before; renamed["after"] = after }
+            }
+        }
+        #expect(renamed["before"] == .some(.string("Post 1")))
+        #expect(renamed["after"] == .some(.string("Renamed")))
+    }
 }

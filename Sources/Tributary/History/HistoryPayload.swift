@@ -97,9 +97,10 @@ struct HistoryPayload {
 
     // MARK: Decoding
 
-    /// Decodes a stored payload into changes of `token`.
-    static func decode(_ stored: UnsafeRawBufferPointer, token: PersistentHistoryToken, storeID: UUID, filter: (String, PersistentHistoryChangeType) -> Bool = { _, _ in true }) throws -> [PersistentHistoryChange] {
-        guard let marker = stored.first else { return [] }
+    /// The decompressed bytes of a stored payload and its string table; the reader is left
+    /// at the change count.
+    static func open(_ stored: UnsafeRawBufferPointer) throws -> (bytes: [UInt8], names: [String], reader: ByteReader) {
+        guard let marker = stored.first else { return ([], [], ByteReader(bytes: [])) }
         let bytes: [UInt8]
         switch marker {
         case rawMarker: bytes = Array(stored.dropFirst())
@@ -108,44 +109,89 @@ struct HistoryPayload {
         }
         var reader = ByteReader(bytes: bytes)
         let count = try reader.count()
-        var table: [String] = []
-        table.reserveCapacity(count)
-        for _ in 0..<count { table.append(try reader.string()) }
-        func name() throws -> String {
-            let i = try reader.count()
-            guard i < table.count else { throw damaged() }
-            return table[i]
+        var names: [String] = []
+        names.reserveCapacity(count)
+        for _ in 0..<count { names.append(try reader.string()) }
+        return (bytes, names, reader)
+    }
+
+    /// A change's header: type, entity, key and property count.
+    static func changeHeader(_ reader: inout ByteReader, names: [String]) throws -> (PersistentHistoryChangeType, String, Int64, Int) {
+        let typeByte = try reader.byte()
+        guard typeByte <= 2 else { throw damaged() }
+        let type: PersistentHistoryChangeType = typeByte == 0 ? .insert : typeByte == 1 ? .update : .delete
+        let entity = try name(&reader, names)
+        let key = try reader.signed()
+        return (type, entity, key, try reader.count())
+    }
+
+    /// A property's name and flags.
+    @inline(__always)
+    static func propertyHeader(_ reader: inout ByteReader, names: [String]) throws -> (String, Flags) {
+        let propertyName = try name(&reader, names)
+        return (propertyName, Flags(rawValue: try reader.byte()))
+    }
+
+    @inline(__always)
+    static func name(_ reader: inout ByteReader, _ names: [String]) throws -> String {
+        let i = try reader.count()
+        guard i < names.count else { throw damaged() }
+        return names[i]
+    }
+
+    /// `count` properties, decoded.
+    static func decodeProperties(_ reader: inout ByteReader, count: Int, names: [String], storeID: UUID) throws -> [PropertyChange] {
+        var properties: [PropertyChange] = []
+        properties.reserveCapacity(count)
+        for _ in 0..<count {
+            let (propertyName, flags) = try propertyHeader(&reader, names: names)
+            let before = flags.contains(.before) ? try reader.value(storeID: storeID, names: names) : nil
+            let after = flags.contains(.after) ? try reader.value(storeID: storeID, names: names) : nil
+            if flags.contains(.membership) {
+                let destination = try name(&reader, names)
+                var added: [ObjectID] = []
+                var removed: [ObjectID] = []
+                for _ in 0..<(try reader.count()) { added.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                for _ in 0..<(try reader.count()) { removed.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
+                properties.append(PropertyChange(name: propertyName, before: before, after: after, added: added, removed: removed, isValueExcluded: flags.contains(.excluded)))
+            } else {
+                properties.append(PropertyChange(name: propertyName, before: before, after: after, isValueExcluded: flags.contains(.excluded)))
+            }
         }
+        return properties
+    }
+
+    /// Moves past `count` properties without building them.
+    static func skipProperties(_ reader: inout ByteReader, count: Int) throws {
+        for _ in 0..<count {
+            _ = try reader.count()
+            let flags = Flags(rawValue: try reader.byte())
+            if flags.contains(.before) { try reader.skipValue() }
+            if flags.contains(.after) { try reader.skipValue() }
+            if flags.contains(.membership) { try skipMembership(&reader) }
+        }
+    }
+
+    static func skipMembership(_ reader: inout ByteReader) throws {
+        _ = try reader.count()
+        for _ in 0..<(try reader.count()) { _ = try reader.varint() }
+        for _ in 0..<(try reader.count()) { _ = try reader.varint() }
+    }
+
+    /// Decodes a stored payload into changes of `token`.
+    static func decode(_ stored: UnsafeRawBufferPointer, token: PersistentHistoryToken, storeID: UUID, filter: (String, PersistentHistoryChangeType) -> Bool = { _, _ in true }) throws -> [PersistentHistoryChange] {
+        guard !stored.isEmpty else { return [] }
+        var (_, names, reader) = try open(stored)
         let changeCount = try reader.count()
         var changes: [PersistentHistoryChange] = []
         for index in 0..<changeCount {
-            let typeByte = try reader.byte()
-            guard typeByte <= 2 else { throw damaged() }
-            let type: PersistentHistoryChangeType = typeByte == 0 ? .insert : typeByte == 1 ? .update : .delete
-            let entity = try name()
-            let key = try reader.signed()
-            let propertyCount = try reader.count()
-            var properties: [PropertyChange] = []
-            properties.reserveCapacity(propertyCount)
-            for _ in 0..<propertyCount {
-                let propertyName = try name()
-                let flags = Flags(rawValue: try reader.byte())
-                let before = flags.contains(.before) ? try reader.value(storeID: storeID, names: table) : nil
-                let after = flags.contains(.after) ? try reader.value(storeID: storeID, names: table) : nil
-                if flags.contains(.membership) {
-                    let destination = try name()
-                    var added: [ObjectID] = []
-                    var removed: [ObjectID] = []
-                    for _ in 0..<(try reader.count()) { added.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
-                    for _ in 0..<(try reader.count()) { removed.append(ObjectID(storeID: storeID, entityName: destination, primaryKey: try reader.signed())) }
-                    properties.append(PropertyChange(name: propertyName, before: before, after: after, added: added, removed: removed, isValueExcluded: flags.contains(.excluded)))
-                } else {
-                    properties.append(PropertyChange(name: propertyName, before: before, after: after, isValueExcluded: flags.contains(.excluded)))
-                }
+            let (type, entity, key, propertyCount) = try changeHeader(&reader, names: names)
+            guard filter(entity, type) else {
+                try skipProperties(&reader, count: propertyCount)
+                continue
             }
-            if filter(entity, type) {
-                changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: entity, primaryKey: key), changeType: type, properties: properties))
-            }
+            let properties = try decodeProperties(&reader, count: propertyCount, names: names, storeID: storeID)
+            changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: entity, primaryKey: key), changeType: type, properties: properties))
         }
         return changes
     }
@@ -247,6 +293,25 @@ struct ByteWriter {
 struct ByteReader {
     let bytes: [UInt8]
     var offset = 0
+
+    init(bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    /// Moves past one tagged value.
+    mutating func skipValue() throws {
+        typealias Tag = HistoryPayload.ValueTag
+        guard let tag = Tag(rawValue: try byte()) else { throw HistoryPayload.damaged() }
+        switch tag {
+        case .null, .boolTrue, .boolFalse: break
+        case .integer: _ = try varint()
+        case .double, .date: _ = try take(8)
+        case .text, .blob: _ = try take(try count())
+        case .uuid: _ = try take(16)
+        case .objectID: _ = try varint(); _ = try varint()
+        }
+    }
 
     mutating func byte() throws -> UInt8 {
         guard offset < bytes.count else { throw HistoryPayload.damaged() }

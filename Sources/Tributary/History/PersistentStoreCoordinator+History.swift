@@ -68,13 +68,85 @@ extension PersistentStoreCoordinator {
     /// ```
     public func enumerateHistory(_ request: PersistentHistoryChangeRequest, _ body: ([PersistentHistoryTransaction]) throws -> Void) throws {
         let store = try requireHistoryStore()
-        let query = try HistoryQuery(request.filter, storeID: store.identifier)
         let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : 500
         let decodeChanges = request.resultType != .transactionsOnly && request.resultType != .count
         let filter = request.filter
         let objectKeys = Set(filter.objectIDs.map { "\($0.entityName)/\($0.primaryKey)" })
         let storeID = store.identifier
-        let storeKey = PersistentHistoryToken.key(of: storeID)
+        var batch: [PersistentHistoryTransaction] = []
+        var changesInBatch = 0
+        try stepHistory(filter, store: store) { statement, token in
+            var changes: [PersistentHistoryChange] = []
+            if decodeChanges {
+                changes = try statement.withBytes(at: 7) { bytes in
+                    try HistoryPayload.decode(bytes, token: token, storeID: storeID, filter: filter.accepts)
+                }
+                if !objectKeys.isEmpty {
+                    changes.removeAll { !objectKeys.contains("\($0.changedObjectID.entityName)/\($0.changedObjectID.primaryKey)") }
+                }
+                if filter.filtersChanges && changes.isEmpty { return }
+            }
+            batch.append(PersistentHistoryTransaction(
+                token: token,
+                timestamp: Date(timeIntervalSince1970: statement.double(at: 1)),
+                author: statement.isNull(at: 2) ? nil : statement.string(at: 2),
+                contextName: statement.isNull(at: 3) ? nil : statement.string(at: 3),
+                processID: Int32(truncatingIfNeeded: statement.int64(at: 4)),
+                processName: statement.string(at: 5),
+                storeID: storeID,
+                changeCount: Int(statement.int64(at: 6)),
+                changes: changes))
+            changesInBatch += changes.count
+            if batch.count == batchSize || changesInBatch >= Self.maximumChangesPerHistoryBatch {
+                try body(batch)
+                batch.removeAll(keepingCapacity: true)
+                changesInBatch = 0
+            }
+        }
+        if !batch.isEmpty { try body(batch) }
+    }
+
+    /// Steps through the changes matching `request` one at a time, in token then change
+    /// order, decoding each change's properties only when the closure reads them: the
+    /// fastest way to read much history.
+    ///
+    /// ```swift
+    /// try coordinator.enumerateHistoryChanges(.fetchHistory(after: token)) { change in
+    ///     change.forEachProperty { name, before, after in … }
+    /// }
+    /// ```
+    public func enumerateHistoryChanges(_ request: PersistentHistoryChangeRequest, _ body: (HistoryChangeView) throws -> Void) throws {
+        let store = try requireHistoryStore()
+        let filter = request.filter
+        let objectKeys = Set(filter.objectIDs.map { "\($0.entityName)/\($0.primaryKey)" })
+        let storeID = store.identifier
+        try stepHistory(filter, store: store) { statement, token in
+            let timestamp = Date(timeIntervalSince1970: statement.double(at: 1))
+            let author = statement.isNull(at: 2) ? nil : statement.string(at: 2)
+            let contextName = statement.isNull(at: 3) ? nil : statement.string(at: 3)
+            let (bytes, names, start) = try statement.withBytes(at: 7) { stored -> ([UInt8], [String], ByteReader) in
+                try HistoryPayload.open(stored)
+            }
+            var reader = start
+            guard !bytes.isEmpty else { return }
+            let count = try reader.count()
+            for index in 0..<count {
+                let (type, entity, key, propertyCount) = try HistoryPayload.changeHeader(&reader, names: names)
+                let offset = reader.offset
+                try HistoryPayload.skipProperties(&reader, count: propertyCount)
+                guard filter.accepts(entity: entity, type: type), objectKeys.isEmpty || objectKeys.contains("\(entity)/\(key)") else { continue }
+                try body(HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: propertyCount, storeID: storeID,
+                                           token: token, timestamp: timestamp, author: author, contextName: contextName,
+                                           index: index, changeType: type, entityName: entity, primaryKey: key))
+            }
+        }
+    }
+
+    /// Runs the history query for `filter` in one read transaction, calling `row` per transaction row:
+    /// token, timestamp, author, context name, process ID, process name, change count, payload.
+    private func stepHistory(_ filter: HistoryFilter, store: PersistentStore, _ row: (Statement, PersistentHistoryToken) throws -> Void) throws {
+        let query = try HistoryQuery(filter, storeID: store.identifier)
+        let storeKey = PersistentHistoryToken.key(of: store.identifier)
         try store.database.read { db in
             try Self.checkNotExpired(filter, db: db, store: store)
             let statement = try db.makeStatement("""
@@ -82,39 +154,9 @@ extension PersistentStoreCoordinator {
                 FROM \(HistorySchema.transactions) JOIN \(HistorySchema.sources) s ON s.id = sourceID\(query.whereSQL) ORDER BY token
                 """)
             try statement.bind(query.arguments)
-            var batch: [PersistentHistoryTransaction] = []
-            var changesInBatch = 0
-            batch.reserveCapacity(min(batchSize, 1024))
             while try statement.step() {
-                let token = PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey)
-                var changes: [PersistentHistoryChange] = []
-                if decodeChanges {
-                    changes = try statement.withBytes(at: 7) { bytes in
-                        try HistoryPayload.decode(bytes, token: token, storeID: storeID, filter: filter.accepts)
-                    }
-                    if !objectKeys.isEmpty {
-                        changes.removeAll { !objectKeys.contains("\($0.changedObjectID.entityName)/\($0.changedObjectID.primaryKey)") }
-                    }
-                    if filter.filtersChanges && changes.isEmpty { continue }
-                }
-                batch.append(PersistentHistoryTransaction(
-                    token: token,
-                    timestamp: Date(timeIntervalSince1970: statement.double(at: 1)),
-                    author: statement.isNull(at: 2) ? nil : statement.string(at: 2),
-                    contextName: statement.isNull(at: 3) ? nil : statement.string(at: 3),
-                    processID: Int32(truncatingIfNeeded: statement.int64(at: 4)),
-                    processName: statement.string(at: 5),
-                    storeID: storeID,
-                    changeCount: Int(statement.int64(at: 6)),
-                    changes: changes))
-                changesInBatch += changes.count
-                if batch.count == batchSize || changesInBatch >= Self.maximumChangesPerHistoryBatch {
-                    try body(batch)
-                    batch.removeAll(keepingCapacity: true)
-                    changesInBatch = 0
-                }
+                try row(statement, PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey))
             }
-            if !batch.isEmpty { try body(batch) }
         }
     }
 

@@ -1,0 +1,62 @@
+import Foundation
+
+/// One change read by a history cursor: its identity is at hand, its properties are
+/// decoded from the transaction's payload only when ``forEachProperty(_:)`` reads them.
+/// Valid only inside the closure given to
+/// ``PersistentStoreCoordinator/enumerateHistoryChanges(_:_:)``; keep one with ``copy()``.
+///
+/// ```swift
+/// try coordinator.enumerateHistoryChanges(.fetchHistory(after: token)) { change in
+///     change.forEachProperty { name, before, after in print(name, before ?? .null, after ?? .null) }
+/// }
+/// ```
+public struct HistoryChangeView {
+    let payload: [UInt8]
+    let names: [String]
+    let propertiesOffset: Int
+    let propertyCount: Int
+    let storeID: UUID
+    /// The transaction's token.
+    public let token: PersistentHistoryToken
+    /// When the transaction committed.
+    public let timestamp: Date
+    /// The transaction's author.
+    public let author: String?
+    /// The transaction's context name.
+    public let contextName: String?
+    /// The change's index in its transaction.
+    public let index: Int
+    /// Insert, update or delete.
+    public let changeType: PersistentHistoryChangeType
+    /// The entity changed.
+    public let entityName: String
+    /// The object's primary key.
+    public let primaryKey: Int64
+
+    /// The object changed.
+    public var objectID: ObjectID { ObjectID(storeID: storeID, entityName: entityName, primaryKey: primaryKey) }
+
+    /// Calls `body` with each property's name and its values before and after
+    /// (nil where they do not apply or are excluded from history). Membership changes
+    /// of to-many relationships are skipped; ``copy()`` has them.
+    public func forEachProperty(_ body: (_ name: String, _ before: AttributeValue?, _ after: AttributeValue?) throws -> Void) throws {
+        var reader = ByteReader(bytes: payload, offset: propertiesOffset)
+        for _ in 0..<propertyCount {
+            let (name, flags) = try HistoryPayload.propertyHeader(&reader, names: names)
+            let before = flags.contains(.before) ? try reader.value(storeID: storeID, names: names) : nil
+            let after = flags.contains(.after) ? try reader.value(storeID: storeID, names: names) : nil
+            if flags.contains(.membership) {
+                try HistoryPayload.skipMembership(&reader)
+                continue
+            }
+            try body(name, before, after)
+        }
+    }
+
+    /// The change as a value that outlives the cursor.
+    public func copy() throws -> PersistentHistoryChange {
+        var reader = ByteReader(bytes: payload, offset: propertiesOffset)
+        let properties = try HistoryPayload.decodeProperties(&reader, count: propertyCount, names: names, storeID: storeID)
+        return PersistentHistoryChange(token: token, index: index, changedObjectID: objectID, changeType: changeType, properties: properties)
+    }
+}
