@@ -86,7 +86,7 @@ struct PredicateFormatLexer {
             }
             let text = String(chars[start..<i])
             if !isDouble, let value = Int64(text) { return token(.integer(value)) }
-            guard let value = Double(text) else { throw error("malformed number", at: start, token: text) }
+            guard let value = Double(text) else { throw error("malformed number", at: start, token: text, hint: "write numbers such as 42, -7 or 3.25") }
             return token(.double(value))
         }
         if c.isLetter || c == "_" || c == "$" || c == "@" || c == "#" {

@@ -23,7 +23,7 @@ struct PredicateFormatParser {
             throw fail("unexpected '\(current.text)' after a complete predicate", hint: "join conditions with AND or OR")
         }
         guard argumentIndex == arguments.count else {
-            throw TributaryError(.invalidPredicate, "\(arguments.count) arguments given but only \(argumentIndex) placeholders", location: "predicate \"\(lexer.format)\"", hint: "pass one argument per %@, %K, %d or %f")
+            throw fail("\(arguments.count) arguments given but only \(argumentIndex) placeholders", hint: "pass one argument per %@, %K, %d or %f")
         }
         return predicate
     }
@@ -128,12 +128,31 @@ struct PredicateFormatParser {
             advance()
         }
         if current.kind == .end { throw fail("'\(opToken.text)' needs a value on its right", hint: "write a value after the operator, such as 'x' or %@") }
+        let rightToken = current
         let right = try parseExpression()
+        if op == .between {
+            try checkBetween(right, token: rightToken)
+        }
         // Normalise `5 < age` to `age > 5`.
         if case .constant = left, case .keyPath = right, let flipped = Self.flipped(op) {
             return Comparison(left: right, op: flipped, right: left, modifier: modifier, options: options)
         }
         return Comparison(left: left, op: op, right: right, modifier: modifier, options: options)
+    }
+
+    /// `BETWEEN` takes `{low, high}`, an array argument of two, or a key path.
+    private func checkBetween(_ right: StorePredicateExpression, token: PredicateToken) throws {
+        let count: Int
+        switch right {
+        case .keyPath: return
+        case .aggregate(let items): count = items.count
+        case .constant(.array(let items)): count = items.count
+        case .constant(let value):
+            throw lexer.error("BETWEEN needs two values, got a \(value.kindName)", at: token.offset, token: token.text, hint: "write BETWEEN {low, high}")
+        }
+        guard count == 2 else {
+            throw lexer.error("BETWEEN needs two values, got \(count)", at: token.offset, token: token.text, hint: "write BETWEEN {low, high}")
+        }
     }
 
     private static func flipped(_ op: ComparisonOperator) -> ComparisonOperator? {
@@ -148,7 +167,7 @@ struct PredicateFormatParser {
         }
     }
 
-    private mutating func parseExpression() throws -> PredicateExpression {
+    private mutating func parseExpression() throws -> StorePredicateExpression {
         let token = current
         switch token.kind {
         case .string(let s): advance(); return .constant(.string(s))
@@ -157,7 +176,7 @@ struct PredicateFormatParser {
         case .placeholder(let kind): advance(); return try argument(kind, token: token)
         case .symbol("{"):
             advance()
-            var items: [PredicateExpression] = []
+            var items: [StorePredicateExpression] = []
             if !isSymbol("}") {
                 items.append(try parseExpression())
                 while isSymbol(",") {
@@ -169,11 +188,14 @@ struct PredicateFormatParser {
             return .aggregate(items)
         case .identifier(let name):
             let word = token.text.first == "#" ? "" : name.uppercased()
+            // `data`, `uuid`… are key paths unless a `(` follows.
+            if Self.valueForms.contains(word), position + 1 < tokens.count, tokens[position + 1].kind == .symbol("(") {
+                return try parseFunction(word)
+            }
             switch word {
             case "TRUE", "YES": advance(); return .constant(.bool(true))
             case "FALSE", "NO": advance(); return .constant(.bool(false))
             case "NIL", "NULL": advance(); return .constant(.null)
-            case "CAST", "UUID", "OBJECTID", "DATA": return try parseFunction(name.uppercased())
             case "AND", "OR", "NOT", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "IN", "BETWEEN", "ANY", "SOME", "ALL", "NONE":
                 throw fail("expected a key path or a value but found the keyword '\(token.text)'", hint: "prefix a key path that is a keyword with #")
             default:
@@ -181,17 +203,21 @@ struct PredicateFormatParser {
                 return .keyPath(name.split(separator: ".").map(String.init))
             }
         case .end:
-            throw fail("expected a key path or a value but the predicate ended")
+            throw fail("expected a key path or a value but the predicate ended", hint: "write a key path such as title or a value such as 'x'")
         default:
             throw fail("expected a key path or a value but found '\(token.text)'", hint: "quote string literals with ' or \"")
         }
     }
 
-    /// `CAST(seconds, "NSDate")`, `UUID("…")`, `OBJECTID("uri")`, `DATA("base64")`: the forms `predicateFormat` prints.
-    private mutating func parseFunction(_ name: String) throws -> PredicateExpression {
+    private static let valueForms: Set<String> = ["CAST", "UUID", "OBJECTID", "DATA", "ARRAY"]
+
+    /// `CAST(seconds, "NSDate")`, `UUID("…")`, `OBJECTID("uri")`, `DATA("base64")`, `ARRAY(v, …)`:
+    /// the forms `predicateFormat` prints for values that have no literal.
+    private mutating func parseFunction(_ name: String) throws -> StorePredicateExpression {
         let start = current
         advance()
         try expectSymbol("(", hint: "write \(name)(…)")
+        if name == "ARRAY" { return try parseArray(start) }
         let argument = current
         advance()
         var value: AttributeValue?
@@ -205,15 +231,41 @@ struct PredicateFormatParser {
         }
         if name == "CAST" {
             try expectSymbol(",", hint: "write CAST(seconds, \"NSDate\")")
-            guard case .string(let type) = current.kind, type == "NSDate" else { throw fail("only CAST(…, \"NSDate\") is supported") }
+            guard case .string(let type) = current.kind, type == "NSDate" else {
+                throw fail("only CAST(…, \"NSDate\") is supported", hint: "write CAST(seconds since 1970, \"NSDate\")")
+            }
             advance()
         }
-        guard let value else { throw lexer.error("malformed \(name)(…) value", at: argument.offset, token: argument.text) }
+        guard let value else {
+            throw lexer.error("malformed \(name)(…) value", at: argument.offset, token: argument.text, hint: Self.functionHints[name])
+        }
         try expectSymbol(")", hint: "close \(start.text)(…)")
         return .constant(value)
     }
 
-    private mutating func argument(_ kind: String, token: PredicateToken) throws -> PredicateExpression {
+    private static let functionHints = [
+        "CAST": "write CAST(seconds since 1970, \"NSDate\")",
+        "UUID": "write UUID(\"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\")",
+        "OBJECTID": "write OBJECTID(\"tributary://<store-uuid>/<Entity>/p<key>\")",
+        "DATA": "write DATA(\"<base64>\")",
+    ]
+
+    /// `ARRAY(v, …)`: an array value, as an array argument prints. The `(` is consumed.
+    private mutating func parseArray(_ start: PredicateToken) throws -> StorePredicateExpression {
+        var items: [AttributeValue] = []
+        while !isSymbol(")") {
+            if !items.isEmpty { try expectSymbol(",", hint: "separate the values of ARRAY(…) with commas") }
+            let token = current
+            guard case .constant(let value) = try parseExpression() else {
+                throw lexer.error("ARRAY(…) holds only values", at: token.offset, token: token.text, hint: "write values such as 1, 'x' or %@")
+            }
+            items.append(value)
+        }
+        advance()
+        return .constant(.array(items))
+    }
+
+    private mutating func argument(_ kind: String, token: PredicateToken) throws -> StorePredicateExpression {
         guard argumentIndex < arguments.count else {
             throw lexer.error("placeholder \(token.text) has no argument (only \(arguments.count) given)", at: token.offset, token: token.text, hint: "pass one argument per placeholder")
         }
@@ -222,7 +274,7 @@ struct PredicateFormatParser {
         switch kind {
         case "K":
             guard case .string(let path) = value, !path.isEmpty else {
-                throw lexer.error("%K needs a key path string, got \(value.kindName)", at: token.offset, token: token.text)
+                throw lexer.error("%K needs a key path string, got \(value.kindName)", at: token.offset, token: token.text, hint: "pass the key path as .string(\"author.name\")")
             }
             return .keyPath(path.split(separator: ".").map(String.init))
         case "d", "i":

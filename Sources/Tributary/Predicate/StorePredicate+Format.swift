@@ -22,7 +22,10 @@ extension StorePredicate {
         self = try parser.parse()
     }
 
-    /// A format string that parses back to an equal predicate.
+    /// A format string that parses back to an equal predicate. Values with no
+    /// literal print as `CAST(seconds since 1970, "NSDate")`, `UUID("…")`,
+    /// `OBJECTID("…")`, `DATA("base64")` and `ARRAY(…)` (an array argument, as
+    /// opposed to a `{…}` list), and a key path spelled like a keyword as `#in`.
     ///
     /// ```swift
     /// let text = predicate.predicateFormat      // "title BEGINSWITH[c] \"swift\""
@@ -43,9 +46,12 @@ extension StorePredicate {
         }
     }
 
-    static func format(_ expression: PredicateExpression) -> String {
+    static func format(_ expression: StorePredicateExpression) -> String {
         switch expression {
-        case .keyPath(let path): return path.joined(separator: ".")
+        case .keyPath(let path):
+            // A one-part key path spelled like a reserved word needs the # escape.
+            if path.count == 1, reservedWords.contains(path[0].uppercased()) { return "#" + path[0] }
+            return path.joined(separator: ".")
         case .aggregate(let items): return "{" + items.map(format).joined(separator: ", ") + "}"
         case .constant(let value): return format(value)
         }
@@ -59,13 +65,19 @@ extension StorePredicate {
         case .null: return "NIL"
         case .string(let s): return quoted(s)
         case .integer(let i): return String(i)
-        case .double(let d): return String(d)
+        case .double(let d): return d.isInfinite ? (d < 0 ? "-1e999" : "1e999") : String(d)
         case .bool(let b): return b ? "TRUE" : "FALSE"
         case .date(let d): return "CAST(\(String(d.timeIntervalSince1970)), \"NSDate\")"
         case .uuid(let u): return "UUID(\(quoted(u.uuidString)))"
         case .data(let d): return "DATA(\(quoted(d.base64EncodedString())))"
         case .objectID(let id): return "OBJECTID(\(quoted(id.uriRepresentation)))"
-        case .array(let items): return "{" + items.map(format).joined(separator: ", ") + "}"
+        case .array(let items): return "ARRAY(" + items.map(format).joined(separator: ", ") + ")"
         }
     }
+
+    /// Words the parser reads as keywords where a key path could stand.
+    private static let reservedWords: Set<String> = [
+        "AND", "OR", "NOT", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "IN", "BETWEEN", "ANY", "SOME", "ALL", "NONE",
+        "TRUE", "FALSE", "YES", "NO", "NIL", "NULL", "TRUEPREDICATE", "FALSEPREDICATE",
+    ]
 }

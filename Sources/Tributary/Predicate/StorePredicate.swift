@@ -25,18 +25,18 @@ public indirect enum StorePredicate: Sendable, Equatable {
 /// `ANY`/`ALL`/`NONE` modifier and `[c]`/`[d]` options.
 public struct Comparison: Sendable, Equatable {
     /// The left expression, usually a key path.
-    public var left: PredicateExpression
+    public var left: StorePredicateExpression
     /// The operator.
     public var op: ComparisonOperator
     /// The right expression, usually a constant.
-    public var right: PredicateExpression
+    public var right: StorePredicateExpression
     /// `ANY`, `ALL` or `NONE` before a to-many key path; `.direct` otherwise.
     public var modifier: ComparisonModifier
     /// `[c]` case-insensitive, `[d]` diacritic-insensitive.
     public var options: ComparisonOptions
 
     /// A comparison from its parts.
-    public init(left: PredicateExpression, op: ComparisonOperator, right: PredicateExpression,
+    public init(left: StorePredicateExpression, op: ComparisonOperator, right: StorePredicateExpression,
                 modifier: ComparisonModifier = .direct, options: ComparisonOptions = []) {
         self.left = left
         self.op = op
@@ -47,13 +47,13 @@ public struct Comparison: Sendable, Equatable {
 }
 
 /// An operand of a comparison.
-public indirect enum PredicateExpression: Sendable, Equatable {
+public indirect enum StorePredicateExpression: Sendable, Equatable {
     /// A key path such as `title` or `author.name`, split at the dots.
     case keyPath([String])
     /// A literal or an argument: a string, number, bool, nil, date, UUID…
     case constant(AttributeValue)
     /// `{a, b, c}`: a list of expressions, the right side of `IN` or `BETWEEN`.
-    case aggregate([PredicateExpression])
+    case aggregate([StorePredicateExpression])
 }
 
 /// The operator of a ``Comparison``.
