@@ -190,8 +190,8 @@ import Testing
     }
 
     @Test func valueForms() throws {
-        #expect(try parse("d == CAST(0, \"NSDate\")") == cmp(key("d"), .equal, value(.date(Date(timeIntervalSince1970: 0)))))
-        #expect(try parse("d > cast(-12.5, 'NSDate')") == cmp(key("d"), .greater, value(.date(Date(timeIntervalSince1970: -12.5)))))
+        #expect(try parse("d == CAST(0, \"NSDate\")") == cmp(key("d"), .equal, value(.date(Date(timeIntervalSinceReferenceDate: 0)))))  // Apple's epoch: 2001-01-01
+        #expect(try parse("d > cast(-12.5, 'NSDate')") == cmp(key("d"), .greater, value(.date(Date(timeIntervalSinceReferenceDate: -12.5)))))
         #expect(try parse("u == UUID('\(Self.uuid.uuidString.lowercased())')") == cmp(key("u"), .equal, value(.uuid(Self.uuid))))
         #expect(try parse("o == OBJECTID(\"\(Self.objectID.uriRepresentation)\")") == cmp(key("o"), .equal, value(.objectID(Self.objectID))))
         #expect(try parse("b == DATA('AAEC/w==')") == cmp(key("b"), .equal, value(.data(Data([0, 1, 2, 255])))))

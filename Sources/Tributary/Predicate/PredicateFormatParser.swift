@@ -222,8 +222,8 @@ struct PredicateFormatParser {
         advance()
         var value: AttributeValue?
         switch (name, argument.kind) {
-        case ("CAST", .integer(let i)): value = .date(Date(timeIntervalSince1970: Double(i)))
-        case ("CAST", .double(let d)): value = .date(Date(timeIntervalSince1970: d))
+        case ("CAST", .integer(let i)): value = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case ("CAST", .double(let d)): value = .date(Date(timeIntervalSinceReferenceDate: d))
         case ("UUID", .string(let s)): value = UUID(uuidString: s).map { .uuid($0) }
         case ("OBJECTID", .string(let s)): value = ObjectID(uriRepresentation: s).map { .objectID($0) }
         case ("DATA", .string(let s)): value = Data(base64Encoded: s).map { .data($0) }
@@ -232,7 +232,7 @@ struct PredicateFormatParser {
         if name == "CAST" {
             try expectSymbol(",", hint: "write CAST(seconds, \"NSDate\")")
             guard case .string(let type) = current.kind, type == "NSDate" else {
-                throw fail("only CAST(…, \"NSDate\") is supported", hint: "write CAST(seconds since 1970, \"NSDate\")")
+                throw fail("only CAST(…, \"NSDate\") is supported", hint: "write CAST(seconds since 2001-01-01, \"NSDate\")")
             }
             advance()
         }
@@ -244,7 +244,7 @@ struct PredicateFormatParser {
     }
 
     private static let functionHints = [
-        "CAST": "write CAST(seconds since 1970, \"NSDate\")",
+        "CAST": "write CAST(seconds since 2001-01-01, \"NSDate\")",
         "UUID": "write UUID(\"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\")",
         "OBJECTID": "write OBJECTID(\"tributary://<store-uuid>/<Entity>/p<key>\")",
         "DATA": "write DATA(\"<base64>\")",

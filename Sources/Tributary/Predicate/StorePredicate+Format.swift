@@ -23,7 +23,7 @@ extension StorePredicate {
     }
 
     /// A format string that parses back to an equal predicate. Values with no
-    /// literal print as `CAST(seconds since 1970, "NSDate")`, `UUID("…")`,
+    /// literal print as `CAST(seconds since 2001-01-01, "NSDate")` (Apple's epoch, as NSPredicate prints dates), `UUID("…")`,
     /// `OBJECTID("…")`, `DATA("base64")` and `ARRAY(…)` (an array argument, as
     /// opposed to a `{…}` list), and a key path spelled like a keyword as `#in`.
     ///
@@ -67,7 +67,7 @@ extension StorePredicate {
         case .integer(let i): return String(i)
         case .double(let d): return d.isInfinite ? (d < 0 ? "-1e999" : "1e999") : String(d)
         case .bool(let b): return b ? "TRUE" : "FALSE"
-        case .date(let d): return "CAST(\(String(d.timeIntervalSince1970)), \"NSDate\")"
+        case .date(let d): return "CAST(\(String(d.timeIntervalSinceReferenceDate)), \"NSDate\")"
         case .uuid(let u): return "UUID(\(quoted(u.uuidString)))"
         case .data(let d): return "DATA(\(quoted(d.base64EncodedString())))"
         case .objectID(let id): return "OBJECTID(\(quoted(id.uriRepresentation)))"
