@@ -20,14 +20,21 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The primary result code (the low byte of the extended one).
     public var primaryCode: Int32 { extendedCode & 0xff }
 
+    /// The database file is locked (`SQLITE_BUSY`).
     public static let busy = SQLITE_BUSY
+    /// A table is locked (`SQLITE_LOCKED`).
     public static let locked = SQLITE_LOCKED
+    /// A constraint failed (`SQLITE_CONSTRAINT`).
     public static let constraint = SQLITE_CONSTRAINT
+    /// The file is not a database (`SQLITE_NOTADB`).
     public static let notADatabase = SQLITE_NOTADB
+    /// The file cannot be opened (`SQLITE_CANTOPEN`).
     public static let cantOpen = SQLITE_CANTOPEN
+    /// A write to a read-only database (`SQLITE_READONLY`).
     public static let readOnly = SQLITE_READONLY
+    /// The operation was interrupted (`SQLITE_INTERRUPT`).
     public static let interrupt = SQLITE_INTERRUPT
-    public static let constraintUnique: Int32 = 2067  // SQLITE_CONSTRAINT | (8 << 8)
+    public static let constraintUnique: Int32 = 2067  // SQLITE_CONSTRAINT | (8 << 8); the C macro is not imported
     public static let constraintPrimaryKey: Int32 = 1555  // SQLITE_CONSTRAINT | (6 << 8)
     public static let constraintNotNull: Int32 = 1299  // SQLITE_CONSTRAINT | (5 << 8)
 
