@@ -34,6 +34,8 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
             return [Measurement(name: "diagnostic_history_decode_only", value: Double(decoded) / seconds, unit: "changes/s", goal: ">= 0")]
         }
     }),
+    (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
+    (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {
         let seconds = try Harness.withDirectory { try TributaryBench.insertPosts(at: $0.appendingPathComponent("p.sqlite").path) }
         return [Measurement(name: "diagnostic_tributary_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]
@@ -42,7 +44,12 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
 
 let prefixes = Array(CommandLine.arguments.dropFirst())
 var failed = false
-for entry in registry where prefixes.isEmpty || entry.names.contains(where: { name in prefixes.contains { name.hasPrefix($0) } }) {
+/// Harness self-checks run only when named, never by a bare `make bench`.
+func selected(_ names: [String], by prefixes: [String]) -> Bool {
+    if prefixes.isEmpty { return !names.allSatisfy(SelfCheckBenchmarks.names.contains) }
+    return names.contains { name in prefixes.contains { name.hasPrefix($0) } }
+}
+for entry in registry where selected(entry.names, by: prefixes) {
     do {
         for measurement in try entry.run() {
             FileHandle.standardOutput.write(Data((measurement.jsonLine + "\n").utf8))
