@@ -5,6 +5,8 @@ struct BatchDeleter {
     let schema: StoreSchema
     /// Rows deleted so far, by entity.
     private(set) var deleted: [String: Set<Int64>] = [:]
+    /// Rows the caller deletes in the same transaction, which deny rules need not protect.
+    var planned: [String: Set<Int64>] = [:]
 
     init(schema: StoreSchema) {
         self.schema = schema
@@ -41,7 +43,7 @@ struct BatchDeleter {
             }
             switch relationship.deleteRule {
             case .deny:
-                let pending = deleted[relationship.destinationEntity, default: []]
+                let pending = deleted[relationship.destinationEntity, default: []].union(planned[relationship.destinationEntity, default: []])
                 let statement = try db.cachedStatement(relatedSQL)
                 try statement.bind([list])
                 while try statement.step() {

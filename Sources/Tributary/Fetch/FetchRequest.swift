@@ -70,6 +70,9 @@ public struct FetchRequest: Sendable, Equatable {
     public var resultType: FetchResultType = .dictionary
     /// The properties included in dictionary results; all attributes and to-one relationships when nil.
     public var propertiesToFetch: [String]?
+    /// Relationships (dotted key paths allowed) whose objects a context fetch loads
+    /// in one query each, instead of one fault at a time.
+    public var relationshipKeyPathsForPrefetching: [String] = []
 
     /// A request for `entityName`'s rows.
     public init(entityName: String, predicate: StorePredicate? = nil, sortDescriptors: [SortDescriptor] = []) {

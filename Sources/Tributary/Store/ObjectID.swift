@@ -24,6 +24,9 @@ public struct ObjectID: Sendable, Hashable, Comparable, Codable, CustomStringCon
         self.primaryKey = primaryKey
     }
 
+    /// Whether the ID is a new object's, not saved yet: it changes when its context saves.
+    public var isTemporaryID: Bool { primaryKey < 0 }
+
     /// The stable URI form.
     public var uriRepresentation: String {
         "tributary://\(storeID.uuidString.lowercased())/\(entityName)/p\(primaryKey)"

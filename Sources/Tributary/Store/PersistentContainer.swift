@@ -17,6 +17,8 @@ public final class PersistentContainer: Sendable {
     public let managedObjectModel: ManagedObjectModel
     /// The coordinator that opens the stores.
     public let persistentStoreCoordinator: PersistentStoreCoordinator
+    /// The context of the interface, on the main queue (Core Data's `viewContext`).
+    public let viewContext: ManagedObjectContext
     private let descriptions: Mutex<[PersistentStoreDescription]>
 
     /// A container whose default store is `defaultDirectoryURL()/<name>.sqlite`.
@@ -24,6 +26,7 @@ public final class PersistentContainer: Sendable {
         self.name = name
         self.managedObjectModel = managedObjectModel
         self.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel)
+        self.viewContext = ManagedObjectContext(concurrencyType: .mainQueue, coordinator: persistentStoreCoordinator)
         let url = Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
         self.descriptions = Mutex([PersistentStoreDescription(url: url)])
     }

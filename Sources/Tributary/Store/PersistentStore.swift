@@ -23,6 +23,10 @@ public final class PersistentStore: Sendable {
 
     let schema: StoreSchema
     let database: StoreDatabase
+    /// What contexts know of each entity.
+    let contextSchema: ContextSchema
+    /// The query generations pinned on this store's readers.
+    let generations = QueryGenerationRegistry()
     /// Whether writes record history: set by the option, and kept once a store has history.
     public let isHistoryTracked: Bool
 
@@ -30,7 +34,9 @@ public final class PersistentStore: Sendable {
         self.identifier = identifier
         self.description = description
         self.model = model
-        self.schema = StoreSchema(model: model)
+        let schema = StoreSchema(model: model)
+        self.schema = schema
+        self.contextSchema = ContextSchema(schema: schema)
         self.database = database
         self.isHistoryTracked = isHistoryTracked
     }

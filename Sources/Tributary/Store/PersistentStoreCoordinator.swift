@@ -15,6 +15,10 @@ import Synchronization
 public final class PersistentStoreCoordinator: Sendable {
     private let givenModel: ManagedObjectModel?
     private let openStore = Mutex<PersistentStore?>(nil)
+    /// The contexts working on this coordinator (for merging saves between them).
+    let contexts = ContextRegistry()
+    /// The ``ManagedObject`` subclass of each entity.
+    let objectClasses = ObjectClassRegistry()
 
     /// A coordinator for `model`, or for whatever model the store holds when nil.
     public init(managedObjectModel: ManagedObjectModel? = nil) {

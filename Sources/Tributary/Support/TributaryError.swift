@@ -58,6 +58,10 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let historyNotTracked = Code(rawValue: "historyNotTracked")
         /// A consumer name that is not registered.
         public static let unknownConsumer = Code(rawValue: "unknownConsumer")
+        /// An object whose row does not exist (a fault of a deleted row).
+        public static let objectNotFound = Code(rawValue: "objectNotFound")
+        /// A context save refused by conflicts with newer rows or unique constraints (``MergeConflictError``).
+        public static let mergeConflict = Code(rawValue: "mergeConflict")
         /// An operating-system or SQLite failure.
         public static let io = Code(rawValue: "io")
     }

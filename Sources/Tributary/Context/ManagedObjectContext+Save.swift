@@ -1,0 +1,402 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Writes every insert, update and delete of the context in one SQLite
+    /// transaction (with its history, under ``name`` and ``transactionAuthor``),
+    /// or, for a child context, into its parent. Validates first (required
+    /// values, deny rules); conflicts with newer rows and unique constraints
+    /// follow ``mergePolicy``. On failure nothing is written and the context is
+    /// left as it was.
+    ///
+    /// ```swift
+    /// post["title"] = "Edited"
+    /// try context.save()
+    /// ```
+    public func save() throws {
+        let notification: ContextDidSave? = try withLock {
+            guard hasChanges else {
+                clearDirty()
+                return nil
+            }
+            try validateForSave()
+            if let parent { return try saveIntoParent(parent) }
+            return try saveToStore()
+        }
+        if let notification { didSave(notification) }
+    }
+
+    // MARK: Validation
+
+    /// Required values of inserted and updated objects, and deny rules of deleted ones.
+    func validateForSave() throws {
+        for object in dirtyObjects {
+            let layout = object.layout
+            if object.isDeletedState {
+                guard !object.isInsertedState else { continue }
+                for relationship in layout.entity.relationships where relationship.deleteRule == .deny {
+                    let related = try members(of: object, relationship).filter { id in
+                        !(registeredObject(for: id)?.isDeletedState ?? false)
+                    }
+                    if !related.isEmpty {
+                        throw TributaryError(.deleteDenied, "cannot delete \(layout.name) \(object.id): its '\(relationship.name)' still has \(related.count) \(relationship.destinationEntity) object(s) and the rule is deny",
+                                             location: object.id.uriRepresentation, hint: "delete or move the related \(relationship.destinationEntity) objects first")
+                    }
+                }
+                continue
+            }
+            guard !object.isFaultState else { continue }
+            for slot in 0..<layout.slotNames.count where object.values[slot].isNull {
+                let required = layout.attribute(at: slot).map { !$0.isOptional } ?? !layout.slotRelationships[slot - layout.attributeCount].isOptional
+                if required {
+                    throw TributaryError(.missingValue, "'\(layout.slotNames[slot])' of \(layout.name) is required and has no value", location: object.id.uriRepresentation,
+                                         hint: "set \(layout.slotNames[slot]) before saving, or make it optional in the model")
+                }
+            }
+        }
+    }
+
+    // MARK: Saving to the store
+
+    /// What a save decided for one object, applied to it once the transaction commits.
+    struct Outcome {
+        var version: Int64
+        var values: [AttributeValue]
+        var key: Int64
+    }
+
+    private func saveToStore() throws -> ContextDidSave {
+        let store = try requireStore()
+        let objects = dirtyObjects
+        let inserted = objects.filter { $0.isInsertedState && !$0.isDeletedState }
+        let deleted = objects.filter { $0.isDeletedState && !$0.isInsertedState }
+        let updated = objects.filter { !$0.isInsertedState && !$0.isDeletedState && $0.hasLocalChanges }
+        let policy = mergePolicyValue
+        let metadata = TransactionMetadata(author: authorValue, contextName: nameValue)
+
+        var outcomes: [ObjectIdentifier: Outcome] = [:]
+        var gone: [ManagedObject] = []
+        var droppedLinks: Set<ObjectIdentifier> = []
+        var deletedKeys: [String: Set<Int64>] = [:]
+
+        try store.database.write(metadata) { db in
+            // 1. Optimistic locking: the rows' versions now.
+            var writes: [(ManagedObject, UInt64, Int64, [AttributeValue])] = []   // object, slots to write, version before, values after
+            var conflicts: [MergeConflict] = []
+            let versions = try currentVersions(of: updated + deleted, on: db)
+            for object in updated {
+                let columns = object.persistentChangedSlots
+                let storeVersion = versions[object.layout.index]?[object.id.primaryKey]
+                if storeVersion == object.version {
+                    if columns != 0 { writes.append((object, columns, object.version, object.values)) }
+                    continue
+                }
+                if storeVersion != nil && columns == 0 { continue }   // only relationships stored elsewhere changed
+                let storeValues = try storeVersion == nil ? nil : readRow(object.id.primaryKey, of: object.layout, on: db, storeID: store.identifier)
+                if policy == .error {
+                    conflicts.append(versionConflict(object, storeValues: storeValues, storeVersion: storeVersion ?? 0))
+                    continue
+                }
+                guard let storeValues, let storeVersion else {
+                    gone.append(object)
+                    continue
+                }
+                let (write, merged) = resolve(object, storeValues: storeValues, policy: policy)
+                if policy == .rollback { droppedLinks.insert(ObjectIdentifier(object)) }
+                if write == 0 {
+                    outcomes[ObjectIdentifier(object)] = Outcome(version: storeVersion, values: merged, key: object.id.primaryKey)
+                } else {
+                    writes.append((object, write, storeVersion, merged))
+                }
+            }
+            for object in deleted where policy == .error {
+                let storeVersion = versions[object.layout.index]?[object.id.primaryKey]
+                if storeVersion != object.version {
+                    let storeValues = try storeVersion == nil ? nil : readRow(object.id.primaryKey, of: object.layout, on: db, storeID: store.identifier)
+                    conflicts.append(versionConflict(object, storeValues: storeValues, storeVersion: storeVersion ?? 0))
+                }
+            }
+            if !conflicts.isEmpty { throw MergeConflictError(conflicts: conflicts) }
+
+            // 2. Inserts, each after the inserted objects it points to.
+            var keys: [ObjectID: Int64] = [:]
+            var pendingLinks: [(ManagedObject, Int, ObjectID)] = []
+            var visiting: Set<ObjectIdentifier> = []
+            func insert(_ object: ManagedObject) throws {
+                let identifier = ObjectIdentifier(object)
+                guard outcomes[identifier] == nil, visiting.insert(identifier).inserted else { return }
+                let layout = object.layout
+                for slot in layout.attributeCount..<layout.slotNames.count {
+                    if case .objectID(let target) = object.values[slot], target.isTemporaryID, keys[target] == nil,
+                       let targetObject = registry[try self.layout(target.entityName).index][target.primaryKey], targetObject.isInsertedState {
+                        try insert(targetObject)
+                    }
+                }
+                let statement = try db.cachedStatement(layout.insertSQL)
+                for slot in 0..<object.values.count {
+                    var value = object.values[slot]
+                    if case .objectID(let target) = value, target.isTemporaryID {
+                        if let key = keys[target] { value = .integer(key) } else { value = .null; pendingLinks.append((object, slot, target)) }
+                    }
+                    try statement.bind(value, at: Int32(slot + 1))
+                }
+                db.lastInsertRowID = 0
+                do {
+                    try statement.run()
+                    statement.reset()
+                    let key = db.lastInsertRowID
+                    keys[object.id] = key
+                    outcomes[identifier] = Outcome(version: 1, values: object.values, key: key)
+                } catch let error as SQLiteError where error.extendedCode == SQLiteError.constraintUnique {
+                    statement.reset()
+                    let outcome = try resolveUniqueConflict(object, policy: policy, keys: keys, on: db, storeID: store.identifier)
+                    keys[object.id] = outcome.key
+                    outcomes[identifier] = outcome
+                }
+            }
+            for object in inserted { try insert(object) }
+            for (object, slot, target) in pendingLinks {
+                guard let key = keys[object.id], let targetKey = keys[target] else { continue }
+                try db.execute("UPDATE \(quote(object.layout.name)) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \"_pk\" = ?", [.integer(targetKey), .integer(key)])
+            }
+
+            // 3. Updates.
+            for (object, mask, version, values) in writes {
+                let layout = object.layout
+                let statement = try db.cachedStatement(layout.updateSQL(mask: mask))
+                var index: Int32 = 1
+                for slot in 0..<layout.slotNames.count where mask & (1 << UInt64(slot)) != 0 {
+                    try statement.bind(resolved(values[slot], keys), at: index)
+                    index += 1
+                }
+                try statement.bind(.integer(object.id.primaryKey), at: index)
+                do {
+                    try statement.run()
+                } catch let error as SQLiteError {
+                    throw UniqueViolation.translate(error, table: layout.table, place: object.id.uriRepresentation)
+                }
+                outcomes[ObjectIdentifier(object)] = Outcome(version: version + 1, values: values, key: object.id.primaryKey)
+            }
+
+            // 4. Join-table rows, written from the side that owns the table.
+            for object in objects where !object.isDeletedState && !droppedLinks.contains(ObjectIdentifier(object)) {
+                let source = object.isInsertedState ? keys[object.id] : object.id.primaryKey
+                guard let source else { continue }
+                for (link, state) in object.linkStates.enumerated() {
+                    guard let state, state.hasChanges,
+                          case .joinTable(let table, "src", "dst") = object.layout.table.storage[object.layout.links[link].name]! else { continue }
+                    for target in state.added.sorted() {
+                        guard let key = target.isTemporaryID ? keys[target] : target.primaryKey else { continue }
+                        try db.execute("INSERT OR IGNORE INTO \(quote(table)) (\"src\", \"dst\") VALUES (?, ?)", [.integer(source), .integer(key)])
+                    }
+                    for target in state.removed.sorted() where !target.isTemporaryID {
+                        try db.execute("DELETE FROM \(quote(table)) WHERE \"src\" = ? AND \"dst\" = ?", [.integer(source), .integer(target.primaryKey)])
+                    }
+                }
+            }
+
+            // 5. Deletes, with the store applying delete rules to rows this context never loaded.
+            var deleter = BatchDeleter(schema: store.schema)
+            var byEntity: [String: [Int64]] = [:]
+            for object in deleted { byEntity[object.layout.name, default: []].append(object.id.primaryKey) }
+            deleter.planned = byEntity.mapValues(Set.init)
+            for (entity, keys) in byEntity.sorted(by: { $0.key < $1.key }) { try deleter.delete(keys, of: entity, on: db) }
+            deletedKeys = deleter.deleted
+        }
+        return finishStoreSave(objects: objects, outcomes: outcomes, gone: gone, deletedKeys: deletedKeys, store: store)
+    }
+
+    /// Applies a committed save to the objects and builds its notification.
+    private func finishStoreSave(objects: [ManagedObject], outcomes: [ObjectIdentifier: Outcome], gone: [ManagedObject], deletedKeys: [String: Set<Int64>], store: PersistentStore) -> ContextDidSave {
+        var notification = ContextDidSave()
+        var permanent: [ObjectID: ObjectID] = [:]
+        for object in objects where object.isInsertedState && !object.isDeletedState {
+            guard let outcome = outcomes[ObjectIdentifier(object)] else { continue }
+            let newID = ObjectID(storeID: store.identifier, entityName: object.layout.name, primaryKey: outcome.key)
+            permanent[object.id] = newID
+        }
+        func remap(_ value: AttributeValue) -> AttributeValue {
+            if case .objectID(let id) = value, let mapped = permanent[id] { return .objectID(mapped) }
+            return value
+        }
+        for object in objects {
+            let identifier = ObjectIdentifier(object)
+            if object.isDeletedState {
+                unregister(object)
+                if !object.isInsertedState { notification.deletedObjectIDs.insert(object.id) }
+                object.context = nil
+                continue
+            }
+            let wasInserted = object.isInsertedState
+            if wasInserted {
+                unregister(object)
+                object.id = permanent[object.id] ?? object.id
+                if registry[object.layout.index][object.id.primaryKey] == nil { register(object) }
+                notification.insertedObjectIDs.insert(object.id)
+            } else {
+                notification.updatedObjectIDs.insert(object.id)
+            }
+            if let outcome = outcomes[identifier] {
+                object.version = outcome.version
+                object.values = outcome.values.map(remap)
+            } else {
+                object.values = object.values.map(remap)
+            }
+            object.snapshot = object.values
+            object.changedSlots = 0
+            object.isInsertedState = false
+            object.linkStates = []
+        }
+        for object in gone {
+            unregister(object)
+            object.isDeletedState = true
+            object.context = nil
+        }
+        // Rows deleted by the store's delete rules that this context holds.
+        for (entity, keys) in deletedKeys {
+            guard let layout = store.contextSchema.byName[entity] else { continue }
+            for key in keys {
+                let id = ObjectID(storeID: store.identifier, entityName: entity, primaryKey: key)
+                notification.deletedObjectIDs.insert(id)
+                if let object = registry[layout.index][key] {
+                    object.isDeletedState = true
+                    unregister(object)
+                    object.context = nil
+                }
+            }
+        }
+        if !notification.deletedObjectIDs.isEmpty { invalidateLinks() }
+        notification.updatedObjectIDs.subtract(notification.deletedObjectIDs)
+        notification.permanentIDs = permanent
+        clearDirty()
+        generation.advanceAfterSave()
+        return notification
+    }
+
+    /// Forgets loaded members of relationships stored elsewhere (they reload on next use), keeping unsaved changes.
+    func invalidateLinks() {
+        for entity in registry {
+            for object in entity.values where !object.linkStates.isEmpty {
+                for link in object.linkStates.indices {
+                    if var state = object.linkStates[link], !state.hasChanges {
+                        state.base = nil
+                        object.linkStates[link] = state
+                    }
+                }
+            }
+        }
+    }
+
+    func clearDirty() {
+        dirtyObjects.removeAll()
+        dirtySet.removeAll()
+    }
+
+    /// The versions of `objects`' rows now, by entity index and key (missing rows absent).
+    private func currentVersions(of objects: [ManagedObject], on db: Connection) throws -> [Int: [Int64: Int64]] {
+        var byEntity: [Int: [ManagedObject]] = [:]
+        for object in objects { byEntity[object.layout.index, default: []].append(object) }
+        var result: [Int: [Int64: Int64]] = [:]
+        for (index, group) in byEntity {
+            let layout = group[0].layout
+            let list = AttributeValue.string("[" + group.map { String($0.id.primaryKey) }.joined(separator: ",") + "]")
+            let statement = try db.cachedStatement("SELECT \"_pk\", \"_version\" FROM \(quote(layout.name)) WHERE \"_pk\" IN (SELECT value FROM json_each(?))")
+            try statement.bind([list])
+            var versions: [Int64: Int64] = [:]
+            while try statement.step() { versions[statement.int64(at: 0)] = statement.int64(at: 1) }
+            result[index] = versions
+        }
+        return result
+    }
+
+    /// One row's slot values in the writer's transaction, or nil.
+    func readRow(_ key: Int64, of layout: ContextEntity, on db: Connection, storeID: UUID) throws -> [AttributeValue]? {
+        let statement = try db.cachedStatement(layout.selectByKeySQL)
+        try statement.bind(.integer(key), at: 1)
+        defer { statement.rewind() }
+        guard try statement.step() else { return nil }
+        return layout.readSlots(statement, from: 1, storeID: storeID)
+    }
+
+    /// The slots to write and the values the object ends with, for a version conflict under `policy`.
+    private func resolve(_ object: ManagedObject, storeValues: [AttributeValue], policy: MergePolicy) -> (UInt64, [AttributeValue]) {
+        let changed = object.persistentChangedSlots
+        var write: UInt64 = 0
+        var merged = storeValues
+        for slot in 0..<storeValues.count {
+            let bit: UInt64 = 1 << UInt64(slot)
+            switch policy {
+            case .mergeByPropertyObjectTrump:
+                if changed & bit != 0 { write |= bit; merged[slot] = object.values[slot] }
+            case .mergeByPropertyStoreTrump:
+                let storeChanged = object.snapshot.isEmpty || storeValues[slot] != object.snapshot[slot]
+                if changed & bit != 0 && !storeChanged { write |= bit; merged[slot] = object.values[slot] }
+            case .overwrite:
+                if object.values[slot] != storeValues[slot] { write |= bit }
+                merged[slot] = object.values[slot]
+            case .rollback, .error:
+                break
+            }
+        }
+        return (write, merged)
+    }
+
+    private func versionConflict(_ object: ManagedObject, storeValues: [AttributeValue]?, storeVersion: Int64) -> MergeConflict {
+        let names = object.layout.slotNames
+        func dictionary(_ values: [AttributeValue]) -> [String: AttributeValue] { Dictionary(uniqueKeysWithValues: zip(names, values)) }
+        return MergeConflict(kind: .version, objectID: object.id, objectValues: dictionary(object.values),
+                             snapshotValues: object.snapshot.isEmpty ? nil : dictionary(object.snapshot),
+                             storeValues: storeValues.map(dictionary), snapshotVersion: object.version, storeVersion: storeVersion, existingObjectID: nil)
+    }
+
+    /// A new object whose unique values match an existing row: per `policy`, fail, merge onto the row, or take the row's values.
+    private func resolveUniqueConflict(_ object: ManagedObject, policy: MergePolicy, keys: [ObjectID: Int64], on db: Connection, storeID: UUID) throws -> Outcome {
+        let layout = object.layout
+        for constraint in layout.entity.uniquenessConstraints {
+            let slots = constraint.compactMap { layout.slotIndex[$0] }
+            let condition = constraint.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
+            let statement = try db.cachedStatement(layout.selectAllSQL + " WHERE \(condition)")
+            try statement.bind(slots.map { resolved(object.values[$0], keys) })
+            guard try statement.step() else { statement.reset(); continue }
+            let key = statement.int64(at: 0)
+            let version = statement.int64(at: 1)
+            let storeValues = layout.readSlots(statement, from: 2, storeID: storeID)
+            statement.reset()
+            let existing = ObjectID(storeID: storeID, entityName: layout.name, primaryKey: key)
+            switch policy {
+            case .error:
+                let names = layout.slotNames
+                throw MergeConflictError(conflicts: [MergeConflict(kind: .uniqueConstraint(attributes: constraint), objectID: object.id,
+                                                                   objectValues: Dictionary(uniqueKeysWithValues: zip(names, object.values)), snapshotValues: nil,
+                                                                   storeValues: Dictionary(uniqueKeysWithValues: zip(names, storeValues)), snapshotVersion: 0, storeVersion: version, existingObjectID: existing)])
+            case .mergeByPropertyStoreTrump, .rollback:
+                return Outcome(version: version, values: storeValues, key: key)
+            case .mergeByPropertyObjectTrump, .overwrite:
+                var mask: UInt64 = 0
+                var merged = storeValues
+                for slot in 0..<storeValues.count {
+                    let take = policy == .overwrite || object.changedSlots & (1 << UInt64(slot)) != 0
+                    if take { merged[slot] = object.values[slot] }
+                    if take && resolved(object.values[slot], keys) != storeValues[slot] { mask |= 1 << UInt64(slot) }
+                }
+                guard mask != 0 else { return Outcome(version: version, values: merged, key: key) }
+                let update = try db.cachedStatement(layout.updateSQL(mask: mask))
+                var index: Int32 = 1
+                for slot in 0..<merged.count where mask & (1 << UInt64(slot)) != 0 {
+                    try update.bind(resolved(merged[slot], keys), at: index)
+                    index += 1
+                }
+                try update.bind(.integer(key), at: index)
+                try update.run()
+                return Outcome(version: version + 1, values: merged, key: key)
+            }
+        }
+        throw TributaryError(.uniqueConstraint, "a new \(layout.name) breaks a unique constraint that no existing row explains", location: object.id.uriRepresentation,
+                             hint: "check the values of \(layout.entity.uniquenessConstraints.map { $0.joined(separator: "+") }.joined(separator: ", "))")
+    }
+
+    /// A value with temporary object IDs replaced by the keys given in this save.
+    private func resolved(_ value: AttributeValue, _ keys: [ObjectID: Int64]) -> AttributeValue {
+        if case .objectID(let id) = value, id.isTemporaryID { return keys[id].map { .integer($0) } ?? .null }
+        return value
+    }
+}
