@@ -43,7 +43,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var nameValue: String?
     var authorValue: String?
     var mergePolicyValue = MergePolicy.error
-    var autoMergeValue = false
+    /// Atomic, not under `lock`: other contexts read it while holding their own lock.
+    let autoMergeValue = Atomic<Bool>(false)
     var deleteInaccessibleValue = true
 
     // State (guarded by `lock`).
@@ -111,8 +112,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether the context merges, on its own queue, the saves of its parent
     /// (for a child) or of the other contexts of its coordinator (for a top-level context).
     public var automaticallyMergesChangesFromParent: Bool {
-        get { withLock { autoMergeValue } }
-        set { withLock { autoMergeValue = newValue } }
+        get { autoMergeValue.load(ordering: .acquiring) }
+        set { autoMergeValue.store(newValue, ordering: .releasing) }
     }
 
     /// When a fault's row is gone: true (the default) marks the object deleted
@@ -130,7 +131,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// let count = try await context.perform { try context.count(for: FetchRequest(entityName: "Post")) }
     /// ```
     public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        if concurrencyType == .mainQueue {
+            return try await MainActor.run { try self.withLock(body) }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: Result { try self.withLock(body) })
             }
