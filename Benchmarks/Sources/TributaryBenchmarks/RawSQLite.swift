@@ -80,17 +80,23 @@ final class RawSQLite {
         return (count, seconds)
     }
 
-    /// Looks up `ids` one by one with `SELECT … WHERE _pk = ?`; returns seconds.
+    /// Looks up `ids` one by one with `SELECT … WHERE _pk = ?`, reading every
+    /// column into Swift values (as a fault does); returns seconds.
     static func selectByID(at path: String, ids: [Int64]) -> Double {
         let raw = RawSQLite(path: path)
-        let select = raw.prepare(#"SELECT "title", "content", "externalID", "createdAt" FROM "Post" WHERE "_pk" = ?"#)
+        let select = raw.prepare(#"SELECT "_version", "title", "content", "externalID", "createdAt" FROM "Post" WHERE "_pk" = ?"#)
         defer { sqlite3_finalize(select) }
         var checksum = 0
         let seconds = Harness.time {
             for id in ids {
                 sqlite3_bind_int64(select, 1, id)
                 if sqlite3_step(select) == SQLITE_ROW {
-                    checksum &+= String(cString: sqlite3_column_text(select, 0)).utf8.count
+                    let version = sqlite3_column_int64(select, 0)
+                    let title = String(cString: sqlite3_column_text(select, 1))
+                    let content = String(cString: sqlite3_column_text(select, 2))
+                    let externalID = String(cString: sqlite3_column_text(select, 3))
+                    let createdAt = sqlite3_column_double(select, 4)
+                    checksum &+= Int(version) &+ title.utf8.count &+ content.utf8.count &+ externalID.utf8.count &+ Int(createdAt)
                 }
                 sqlite3_reset(select)
             }

@@ -5,6 +5,8 @@ import Foundation
 let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["batch_insert_vs_raw", "batch_insert_vs_grdb"], StoreBenchmarks.batchInsert),
     (["fetch_vs_raw"], StoreBenchmarks.fetch),
+    (["context_save_vs_raw"], ContextBenchmarks.save),
+    (["fault_by_id_vs_raw"], ContextBenchmarks.faultByID),
     (["history_overhead_batch", "history_overhead_single", "history_vs_grdb_batch"], HistoryBenchmarks.overhead),
     (["history_fetch_vs_scan", "history_bytes_per_change", "prune_writer_max_wait_ms"], HistoryBenchmarks.fetchAndPrune),
     (["diagnostic_dictionary_build_us_per_row"], StoreBenchmarks.dictionaryCost),

@@ -34,6 +34,8 @@ final class ContextEntity: Sendable {
     let columns: [FetchQuery.Column]
     /// Default value of each slot for a new object.
     let defaults: [AttributeValue]
+    /// Type of each attribute slot.
+    let attributeTypes: [AttributeType]
 
     /// `SELECT _version, slots… FROM t WHERE _pk = ?`
     let selectByKeySQL: String
@@ -64,6 +66,7 @@ final class ContextEntity: Sendable {
         self.links = links
         relationshipKinds = kinds
         columns = table.attributes.map { .attribute($0.type) } + table.foreignKeys.map { .toOne(entity: $0.destinationEntity) }
+        attributeTypes = table.attributes.map(\.type)
         let validator = ValueValidator(table: table)
         // Defaults were checked when the model was made; one that does not convert stays nil.
         defaults = table.attributes.map { attribute in

@@ -41,6 +41,8 @@ open class ManagedObject: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Relationships stored elsewhere, by link index.
     var linkStates: [LinkState?] = []
     var isFaultState = true
+    /// Whether the object is in its context's list of changed objects.
+    var isInDirtyList = false
     var isInsertedState = false
     var isDeletedState = false
 
@@ -158,10 +160,8 @@ open class ManagedObject: @unchecked Sendable, Hashable, CustomStringConvertible
     /// try post.setValue(.array([tag.objectID]), forKey: "tags")
     /// ```
     public func setValue(_ value: AttributeValue, forKey key: String) throws {
-        try withContextLock {
-            guard let context else { throw detached() }
-            try context.setValue(value, forKey: key, of: self)
-        }
+        guard let context else { throw detached() }
+        try context.withLock { try context.setValue(value, forKey: key, of: self) }
     }
 
     /// Reads or sets a value by key. Reading gives nil (``AttributeValue/null``) where

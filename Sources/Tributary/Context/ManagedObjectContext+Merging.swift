@@ -51,7 +51,7 @@ extension ManagedObjectContext {
         withLock {
             guard object.context === self, !object.isInsertedState else { return }
             if !mergeChanges || !object.hasLocalChanges {
-                if mergeChanges == false, object.isDeletedState, dirtySet.contains(ObjectIdentifier(object)) { object.isDeletedState = false }
+                if mergeChanges == false, object.isDeletedState, object.isInDirtyList { object.isDeletedState = false }
                 turnIntoFault(object)
                 return
             }
@@ -93,9 +93,7 @@ extension ManagedObjectContext {
         object.changedSlots = 0
         object.linkStates = []
         object.isFaultState = true
-        if dirtySet.remove(ObjectIdentifier(object)) != nil {
-            dirtyObjects.removeAll { $0 === object }
-        }
+        removeFromDirty(object)
     }
 
     // MARK: Merging
@@ -119,7 +117,7 @@ extension ManagedObjectContext {
                 guard let object = registeredObject(for: id) else { continue }
                 object.isDeletedState = true
                 unregister(object)
-                if dirtySet.remove(ObjectIdentifier(object)) != nil { dirtyObjects.removeAll { $0 === object } }
+                removeFromDirty(object)
                 object.context = nil
             }
             for id in notification.updatedObjectIDs {

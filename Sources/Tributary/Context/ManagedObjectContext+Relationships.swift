@@ -9,15 +9,18 @@ extension ManagedObjectContext {
             throw TributaryError(.invalidInput, "cannot change a deleted \(object.layout.name)", location: object.id.uriRepresentation, hint: "change objects before deleting them")
         }
         let layout = object.layout
-        let validator = ValueValidator(table: layout.table)
         try object.fireIfNeeded()
-        if let slot = layout.slotIndex[key], let attribute = layout.attribute(at: slot) {
-            let converted = value.isNull ? AttributeValue.null : try validator.attributeValue(value, attribute, row: nil)
-            object.values[slot] = converted
+        if let slot = layout.slotIndex[key], slot < layout.attributeCount {
+            if value.isNull || value.matches(layout.attributeTypes[slot]) {
+                object.values[slot] = value
+            } else {
+                object.values[slot] = try ValueValidator(table: layout.table).attributeValue(value, layout.table.attributes[slot], row: nil)
+            }
             object.changedSlots |= 1 << UInt64(slot)
             markDirty(object)
             return
         }
+        let validator = ValueValidator(table: layout.table)
         guard let relationship = layout.entity.relationship(named: key) else { throw object.unknownKey(key) }
         if relationship.isToMany {
             let wanted = Set(try targets(value, relationship, validator))

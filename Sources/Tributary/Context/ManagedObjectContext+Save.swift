@@ -118,44 +118,51 @@ extension ManagedObjectContext {
             if !conflicts.isEmpty { throw MergeConflictError(conflicts: conflicts) }
 
             // 2. Inserts, each after the inserted objects it points to.
-            var keys: [ObjectID: Int64] = [:]
+            var keys: [Int64: Int64] = [:]   // temporary key -> row key
             var pendingLinks: [(ManagedObject, Int, ObjectID)] = []
             var visiting: Set<ObjectIdentifier> = []
+            var insertStatements: [Int: Statement] = [:]
             func insert(_ object: ManagedObject) throws {
                 let identifier = ObjectIdentifier(object)
                 guard outcomes[identifier] == nil, visiting.insert(identifier).inserted else { return }
                 let layout = object.layout
                 for slot in layout.attributeCount..<layout.slotNames.count {
-                    if case .objectID(let target) = object.values[slot], target.isTemporaryID, keys[target] == nil,
+                    if case .objectID(let target) = object.values[slot], target.isTemporaryID, keys[target.primaryKey] == nil,
                        let targetObject = registry[try self.layout(target.entityName).index][target.primaryKey], targetObject.isInsertedState {
                         try insert(targetObject)
                     }
                 }
-                let statement = try db.cachedStatement(layout.insertSQL)
+                let statement: Statement
+                if let cached = insertStatements[layout.index] {
+                    statement = cached
+                } else {
+                    statement = try db.cachedStatement(layout.insertSQL)
+                    insertStatements[layout.index] = statement
+                }
                 for slot in 0..<object.values.count {
                     var value = object.values[slot]
                     if case .objectID(let target) = value, target.isTemporaryID {
-                        if let key = keys[target] { value = .integer(key) } else { value = .null; pendingLinks.append((object, slot, target)) }
+                        if let key = keys[target.primaryKey] { value = .integer(key) } else { value = .null; pendingLinks.append((object, slot, target)) }
                     }
                     try statement.bind(value, at: Int32(slot + 1))
                 }
                 db.lastInsertRowID = 0
                 do {
                     try statement.run()
-                    statement.reset()
+                    statement.rewind()
                     let key = db.lastInsertRowID
-                    keys[object.id] = key
+                    keys[object.id.primaryKey] = key
                     outcomes[identifier] = Outcome(version: 1, values: object.values, key: key)
                 } catch let error as SQLiteError where error.extendedCode == SQLiteError.constraintUnique {
                     statement.reset()
                     let outcome = try resolveUniqueConflict(object, policy: policy, keys: keys, on: db, storeID: store.identifier)
-                    keys[object.id] = outcome.key
+                    keys[object.id.primaryKey] = outcome.key
                     outcomes[identifier] = outcome
                 }
             }
             for object in inserted { try insert(object) }
             for (object, slot, target) in pendingLinks {
-                guard let key = keys[object.id], let targetKey = keys[target] else { continue }
+                guard let key = keys[object.id.primaryKey], let targetKey = keys[target.primaryKey] else { continue }
                 try db.execute("UPDATE \(quote(object.layout.name)) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \"_pk\" = ?", [.integer(targetKey), .integer(key)])
             }
 
@@ -179,13 +186,13 @@ extension ManagedObjectContext {
 
             // 4. Join-table rows, written from the side that owns the table.
             for object in objects where !object.isDeletedState && !droppedLinks.contains(ObjectIdentifier(object)) {
-                let source = object.isInsertedState ? keys[object.id] : object.id.primaryKey
+                let source = object.isInsertedState ? keys[object.id.primaryKey] : object.id.primaryKey
                 guard let source else { continue }
                 for (link, state) in object.linkStates.enumerated() {
                     guard let state, state.hasChanges,
                           case .joinTable(let table, "src", "dst") = object.layout.table.storage[object.layout.links[link].name]! else { continue }
                     for target in state.added.sorted() {
-                        guard let key = target.isTemporaryID ? keys[target] : target.primaryKey else { continue }
+                        guard let key = target.isTemporaryID ? keys[target.primaryKey] : target.primaryKey else { continue }
                         try db.execute("INSERT OR IGNORE INTO \(quote(table)) (\"src\", \"dst\") VALUES (?, ?)", [.integer(source), .integer(key)])
                     }
                     for target in state.removed.sorted() where !target.isTemporaryID {
@@ -208,15 +215,22 @@ extension ManagedObjectContext {
     /// Applies a committed save to the objects and builds its notification.
     private func finishStoreSave(objects: [ManagedObject], outcomes: [ObjectIdentifier: Outcome], gone: [ManagedObject], deletedKeys: [String: Set<Int64>], store: PersistentStore) -> ContextDidSave {
         var notification = ContextDidSave()
-        var permanent: [ObjectID: ObjectID] = [:]
+        var permanent: [Int64: Int64] = [:]   // temporary key -> row key
+        // Children hold temporary IDs of objects they pushed here: they get the map.
+        let needsIDMap = children.contains { $0.context != nil }
+        var permanentIDs: [ObjectID: ObjectID] = [:]
         for object in objects where object.isInsertedState && !object.isDeletedState {
             guard let outcome = outcomes[ObjectIdentifier(object)] else { continue }
-            let newID = ObjectID(storeID: store.identifier, entityName: object.layout.name, primaryKey: outcome.key)
-            permanent[object.id] = newID
+            permanent[object.id.primaryKey] = outcome.key
         }
-        func remap(_ value: AttributeValue) -> AttributeValue {
-            if case .objectID(let id) = value, let mapped = permanent[id] { return .objectID(mapped) }
-            return value
+        /// Temporary IDs in relationship slots made permanent.
+        func remap(_ values: inout [AttributeValue], from first: Int) {
+            guard !permanent.isEmpty else { return }
+            for slot in first..<values.count {
+                if case .objectID(let id) = values[slot], id.isTemporaryID, let key = permanent[id.primaryKey] {
+                    values[slot] = .objectID(ObjectID(storeID: id.storeID, entityName: id.entityName, primaryKey: key))
+                }
+            }
         }
         for object in objects {
             let identifier = ObjectIdentifier(object)
@@ -229,7 +243,10 @@ extension ManagedObjectContext {
             let wasInserted = object.isInsertedState
             if wasInserted {
                 unregister(object)
-                object.id = permanent[object.id] ?? object.id
+                if let key = permanent[object.id.primaryKey] {
+                    if needsIDMap { permanentIDs[object.id] = ObjectID(storeID: object.id.storeID, entityName: object.id.entityName, primaryKey: key) }
+                    object.id = ObjectID(storeID: object.id.storeID, entityName: object.id.entityName, primaryKey: key)
+                }
                 if registry[object.layout.index][object.id.primaryKey] == nil { register(object) }
                 notification.insertedObjectIDs.insert(object.id)
             } else {
@@ -237,10 +254,9 @@ extension ManagedObjectContext {
             }
             if let outcome = outcomes[identifier] {
                 object.version = outcome.version
-                object.values = outcome.values.map(remap)
-            } else {
-                object.values = object.values.map(remap)
+                object.values = outcome.values
             }
+            remap(&object.values, from: object.layout.attributeCount)
             object.snapshot = object.values
             object.changedSlots = 0
             object.isInsertedState = false
@@ -266,7 +282,7 @@ extension ManagedObjectContext {
         }
         if !notification.deletedObjectIDs.isEmpty { invalidateLinks() }
         notification.updatedObjectIDs.subtract(notification.deletedObjectIDs)
-        notification.permanentIDs = permanent
+        notification.permanentIDs = permanentIDs
         clearDirty()
         generation.advanceAfterSave()
         return notification
@@ -287,8 +303,8 @@ extension ManagedObjectContext {
     }
 
     func clearDirty() {
+        for object in dirtyObjects { object.isInDirtyList = false }
         dirtyObjects.removeAll()
-        dirtySet.removeAll()
     }
 
     /// The versions of `objects`' rows now, by entity index and key (missing rows absent).
@@ -349,7 +365,7 @@ extension ManagedObjectContext {
     }
 
     /// A new object whose unique values match an existing row: per `policy`, fail, merge onto the row, or take the row's values.
-    private func resolveUniqueConflict(_ object: ManagedObject, policy: MergePolicy, keys: [ObjectID: Int64], on db: Connection, storeID: UUID) throws -> Outcome {
+    private func resolveUniqueConflict(_ object: ManagedObject, policy: MergePolicy, keys: [Int64: Int64], on db: Connection, storeID: UUID) throws -> Outcome {
         let layout = object.layout
         for constraint in layout.entity.uniquenessConstraints {
             let slots = constraint.compactMap { layout.slotIndex[$0] }
@@ -395,8 +411,8 @@ extension ManagedObjectContext {
     }
 
     /// A value with temporary object IDs replaced by the keys given in this save.
-    private func resolved(_ value: AttributeValue, _ keys: [ObjectID: Int64]) -> AttributeValue {
-        if case .objectID(let id) = value, id.isTemporaryID { return keys[id].map { .integer($0) } ?? .null }
+    private func resolved(_ value: AttributeValue, _ keys: [Int64: Int64]) -> AttributeValue {
+        if case .objectID(let id) = value, id.isTemporaryID { return keys[id.primaryKey].map { .integer($0) } ?? .null }
         return value
     }
 }

@@ -51,10 +51,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var storeValue: PersistentStore?
     /// Registered objects, per entity index, by primary key (negative for temporary IDs).
     var registry: [[Int64: ManagedObject]] = []
-    /// Objects with changes, in the order they first changed.
+    /// Objects with changes, in the order they first changed (each flagged `isInDirtyList`).
     var dirtyObjects: [ManagedObject] = []
-    var dirtySet: Set<ObjectIdentifier> = []
     var generation = GenerationState.unpinned
+    /// The class of each entity's objects, by entity index, looked up once.
+    var objectTypes: [ManagedObject.Type?] = []
     var children: [WeakContext] = []
     var didSaveContinuations: [UUID: AsyncStream<ContextDidSave>.Continuation] = [:]
 
@@ -165,6 +166,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let store = try persistentStoreCoordinator.requireStore()
         storeValue = store
         registry = Array(repeating: [:], count: store.contextSchema.entities.count)
+        objectTypes = Array(repeating: nil, count: store.contextSchema.entities.count)
         return store
     }
 
@@ -201,7 +203,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// post.title = "Hello"
     /// ```
     public func insert<T: EntityNamed>(_ type: T.Type) throws -> T {
-        persistentStoreCoordinator.objectClasses.register(type)
+        try useSubclass(type)
         let object = try insertNewObject(forEntityName: T.entityName)
         return try cast(object, to: type)
     }
@@ -362,7 +364,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// let posts = try context.fetch(Post.self, predicate: try StorePredicate(format: "title BEGINSWITH 'A'"))
     /// ```
     public func fetch<T: EntityNamed>(_ type: T.Type, predicate: StorePredicate? = nil, sortDescriptors: [SortDescriptor] = []) throws -> [T] {
-        persistentStoreCoordinator.objectClasses.register(type)
+        try useSubclass(type)
         return try fetch(FetchRequest(entityName: T.entityName, predicate: predicate, sortDescriptors: sortDescriptors)).map { try cast($0, to: type) }
     }
 
@@ -396,7 +398,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func makeObject(_ layout: ContextEntity, id: ObjectID) -> ManagedObject {
-        let type = persistentStoreCoordinator.objectClasses.type(for: layout.name)
+        let type: ManagedObject.Type
+        if let known = objectTypes[layout.index] {
+            type = known
+        } else {
+            type = persistentStoreCoordinator.objectClasses.type(for: layout.name)
+            objectTypes[layout.index] = type
+        }
         return type.init(ManagedObjectSeed(layout: layout, id: id, context: self))
     }
 
@@ -410,8 +418,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    @inline(__always)
     func markDirty(_ object: ManagedObject) {
-        if dirtySet.insert(ObjectIdentifier(object)).inserted { dirtyObjects.append(object) }
+        if !object.isInDirtyList {
+            object.isInDirtyList = true
+            dirtyObjects.append(object)
+        }
+    }
+
+    func removeFromDirty(_ object: ManagedObject) {
+        guard object.isInDirtyList else { return }
+        object.isInDirtyList = false
+        dirtyObjects.removeAll { $0 === object }
     }
 
     func registeredOrFault(_ id: ObjectID) throws -> ManagedObject {
@@ -494,6 +512,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 targets.insert(ObjectID(storeID: storeID, entityName: relationship.destinationEntity, primaryKey: statement.int64(at: 0)))
             }
             return targets
+        }
+    }
+
+    /// Registers `type` for its entity and makes this context use it from now on.
+    func useSubclass<T: EntityNamed>(_ type: T.Type) throws {
+        persistentStoreCoordinator.objectClasses.register(type)
+        try withLock {
+            let layout = try layout(T.entityName)
+            if objectTypes[layout.index] == nil || objectTypes[layout.index] == ManagedObject.self {
+                objectTypes[layout.index] = persistentStoreCoordinator.objectClasses.type(for: layout.name)
+            }
         }
     }
 

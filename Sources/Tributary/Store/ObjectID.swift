@@ -48,6 +48,13 @@ public struct ObjectID: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     public var description: String { uriRepresentation }
 
+    /// Hashes the key and the entity name's length only: the IDs a program holds
+    /// mostly share a store, and contexts hash many of them per save.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+        hasher.combine(entityName.utf8.count)
+    }
+
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         (lhs.entityName, lhs.primaryKey) < (rhs.entityName, rhs.primaryKey)
     }
