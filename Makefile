@@ -20,9 +20,12 @@ demo: build
 test: bootstrap
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	# Context work from many tasks at once, under the thread sanitizer.
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ContextConcurrencyTests
 
 bench: bootstrap
 	$(SWIFT) run -c release --package-path Benchmarks TributaryBenchmarks $(BENCH)
 
 clean:
-	rm -rf .build Benchmarks/.build $(DEMO_DIR)
+	rm -rf .build .build-tsan Benchmarks/.build $(DEMO_DIR)
