@@ -35,17 +35,19 @@ struct BatchInserter {
         let types = attributes.map(\.type)
         let defaults: [AttributeValue?] = try attributes.map { attribute in try attribute.defaultValue.map { try validator.attributeValue($0, attribute, row: nil) } }
         let optional = attributes.map(\.isOptional)
+        let derived = attributes.map(\.isDerived)
         for (row, object) in objects.enumerated() {
             var mask: UInt64 = 0
             var matched = 0
             for i in 0..<names.count {
                 if let given = object[names[i]] {
+                    if derived[i] { throw validator.derived(names[i], row: row) }
                     matched += 1
                     mask |= 1 << UInt64(i)
                     values[i] = given.matches(types[i]) ? given : try validator.attributeValue(given, attributes[i], row: row)
                 } else if let value = defaults[i] {
                     values[i] = value
-                } else if optional[i] {
+                } else if optional[i] || derived[i] {
                     values[i] = .null
                 } else {
                     throw validator.missing(names[i], row: row)
@@ -97,6 +99,7 @@ struct BatchInserter {
                 }
                 throw validator.unknownKey(name, row: nil)
             }
+            if index < table.attributes.count, table.attributes[index].isDerived { throw validator.derived(name, row: nil) }
             guard mask & (1 << UInt64(index)) == 0 else {
                 throw TributaryError(.invalidInput, "column '\(name)' is given twice", location: table.name)
             }
@@ -107,7 +110,7 @@ struct BatchInserter {
         for (i, attribute) in table.attributes.enumerated() where mask & (1 << UInt64(i)) == 0 {
             if let value = attribute.defaultValue {
                 values[i] = try validator.attributeValue(value, attribute, row: nil)
-            } else if !attribute.isOptional {
+            } else if !attribute.isOptional && !attribute.isDerived {
                 throw validator.missing(attribute.name, row: nil)
             }
         }

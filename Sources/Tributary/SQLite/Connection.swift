@@ -40,6 +40,7 @@ final class Connection: @unchecked Sendable {
         self.options = options
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(options.busyTimeout * 1000))
+        SQLFunctions.register(on: db)
     }
 
     deinit {

@@ -56,6 +56,7 @@ enum StoreMetadata {
         for entity in model.entities {
             for sql in schema.joinTableStatements(for: entity) { try db.execute(sql) }
         }
+        for sql in DerivedAttributeTriggers(schema: schema).createStatements() { try db.execute(sql) }
         try write(on: db, [
             "format": String(PersistentStore.formatVersion),
             "storeID": identifier.uuidString.lowercased(),

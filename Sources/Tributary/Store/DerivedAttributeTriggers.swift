@@ -1,0 +1,164 @@
+/// The SQLite triggers that keep derived attributes right. Every derived
+/// attribute gets an `AFTER INSERT` trigger on its own table and `AFTER UPDATE`
+/// or `AFTER INSERT/DELETE` triggers on the tables it reads (its own row, a to-one
+/// destination, a join table or the destination of a to-many), each running one
+/// `UPDATE` that recomputes the value for the rows concerned, guarded by
+/// `IS NOT` so that an unchanged value writes nothing (and records no history).
+///
+/// Triggers run in the statement's transaction, so whatever writes the data
+/// (batch requests, context saves, another process through Tributary) updates
+/// the derived values with it; the history recorder's pre-update hook sees those
+/// writes too. SQLite's `recursive_triggers` is off, so a trigger's own `UPDATE`
+/// cannot fire it again; `now()` fires only on updates of stored columns, which
+/// the other triggers never write. Cycles are refused by the model's validation.
+struct DerivedAttributeTriggers {
+    static let namePrefix = "_tributary_derived_"
+
+    let schema: StoreSchema
+
+    /// The seconds since 1970 of SQLite's current time (fixed within one statement step).
+    static let nowSQL = "((julianday('now') - 2440587.5) * 86400.0)"
+
+    /// Every trigger of the model, as `CREATE TRIGGER` statements.
+    func createStatements() -> [String] {
+        schema.model.entities.flatMap { entity in
+            entity.attributes.filter(\.isDerived).flatMap { triggers(for: $0, of: entity).map(\.sql) }
+        }
+    }
+
+    /// `DROP TRIGGER` statements for every trigger of the model.
+    func dropStatements() -> [String] {
+        schema.model.entities.flatMap { entity in
+            entity.attributes.filter(\.isDerived).flatMap { triggers(for: $0, of: entity).map { "DROP TRIGGER IF EXISTS \(quote($0.name))" } }
+        }
+    }
+
+    /// An `UPDATE` computing `attribute` for every row of `entity` (for migrations).
+    func backfillStatement(for attribute: AttributeDescription, of entity: EntityDescription) -> String {
+        recompute(attribute, of: entity, where: "1")
+    }
+
+    // MARK: Expressions
+
+    /// The SQL value of `attribute` for the row of `entity` named by the table's own name.
+    func valueSQL(_ attribute: AttributeDescription, of entity: EntityDescription) -> String {
+        let row = quote(entity.name)
+        let table = schema.tables[entity.name]!
+        switch attribute.derivation! {
+        case .now:
+            return Self.nowSQL
+        case .copy(let path):
+            return copySQL(path, table: table, row: row)
+        case .transform(let transform, let path):
+            let function = transform == .lowercase ? SQLFunctions.lowercase : SQLFunctions.canonical
+            return "\(function)(\(copySQL(path, table: table, row: row)))"
+        case .aggregate(let aggregate, let relationship, let attributeName):
+            let destination = quote(table.entity.relationship(named: relationship)!.destinationEntity)
+            let value = attributeName.map { "s.\(quote($0))" }
+            let function: String
+            switch aggregate {
+            case .count: function = "count(*)"
+            case .sum: function = "coalesce(sum(\(value!)), 0)"
+            case .min: function = "min(\(value!))"
+            case .max: function = "max(\(value!))"
+            }
+            switch table.storage[relationship]! {
+            case .joinTable(let join, let sourceColumn, let destinationColumn):
+                let from = value == nil ? "\(quote(join)) AS j" : "\(quote(join)) AS j JOIN \(destination) AS s ON s.\"_pk\" = j.\(quote(destinationColumn))"
+                return "(SELECT \(function) FROM \(from) WHERE j.\(quote(sourceColumn)) = \(row).\"_pk\")"
+            case .foreignKeyOnDestination(let column):
+                return "(SELECT \(function) FROM \(destination) AS s WHERE s.\(quote(column)) = \(row).\"_pk\")"
+            case .foreignKeyHere:
+                preconditionFailure("validated: aggregates are over to-many relationships")
+            }
+        }
+    }
+
+    private func copySQL(_ path: [String], table: StoreSchema.Table, row: String) -> String {
+        if path.count == 1 { return "\(row).\(quote(path[0]))" }
+        let destination = quote(table.entity.relationship(named: path[0])!.destinationEntity)
+        switch table.storage[path[0]]! {
+        case .foreignKeyHere(let column):
+            return "(SELECT s.\(quote(path[1])) FROM \(destination) AS s WHERE s.\"_pk\" = \(row).\(quote(column)))"
+        case .foreignKeyOnDestination(let column):
+            return "(SELECT s.\(quote(path[1])) FROM \(destination) AS s WHERE s.\(quote(column)) = \(row).\"_pk\")"
+        case .joinTable:
+            preconditionFailure("validated: copies go through to-one relationships")
+        }
+    }
+
+    /// An `UPDATE` recomputing `attribute` for the rows of `entity` matching `condition`.
+    private func recompute(_ attribute: AttributeDescription, of entity: EntityDescription, where condition: String) -> String {
+        let column = quote(attribute.name)
+        let value = valueSQL(attribute, of: entity)
+        let guardSQL = attribute.derivation == .now ? "" : " AND \(quote(entity.name)).\(column) IS NOT \(value)"
+        return "UPDATE \(quote(entity.name)) SET \(column) = \(value) WHERE \(condition)\(guardSQL)"
+    }
+
+    // MARK: Triggers
+
+    struct Trigger {
+        let name: String
+        let sql: String
+    }
+
+    /// The triggers of one derived attribute.
+    func triggers(for attribute: AttributeDescription, of entity: EntityDescription) -> [Trigger] {
+        let table = schema.tables[entity.name]!
+        let own = quote(entity.name)
+        let key = "\(own).\"_pk\""
+        // (event, table the trigger is on, condition on the derived attribute's rows)
+        var events: [(event: String, on: String, condition: String)] = [("INSERT", entity.name, "\(key) = NEW.\"_pk\"")]
+        func columns(_ names: [String]) -> String { names.map(quote).joined(separator: ", ") }
+        switch attribute.derivation! {
+        case .now:
+            let stored = table.attributes.filter { !$0.isDerived }.map(\.name) + table.foreignKeys.map(\.name)
+            if !stored.isEmpty { events.append(("UPDATE OF \(columns(stored))", entity.name, "\(key) = NEW.\"_pk\"")) }
+        case .copy(let path), .transform(_, let path):
+            if path.count == 1 {
+                events.append(("UPDATE OF \(quote(path[0]))", entity.name, "\(key) = NEW.\"_pk\""))
+                break
+            }
+            let destination = table.entity.relationship(named: path[0])!.destinationEntity
+            switch table.storage[path[0]]! {
+            case .foreignKeyHere(let column):
+                let link = "\(own).\(quote(column))"
+                events.append(("UPDATE OF \(quote(column))", entity.name, "\(key) = NEW.\"_pk\""))
+                events.append(("UPDATE OF \(quote(path[1]))", destination, "\(link) = NEW.\"_pk\""))
+                events.append(("DELETE", destination, "\(link) = OLD.\"_pk\""))
+            case .foreignKeyOnDestination(let column):
+                let link = quote(column)
+                events.append(("INSERT", destination, "\(key) = NEW.\(link)"))
+                events.append(("UPDATE OF \(columns([column, path[1]]))", destination, "\(key) IN (OLD.\(link), NEW.\(link))"))
+                events.append(("DELETE", destination, "\(key) = OLD.\(link)"))
+            case .joinTable:
+                preconditionFailure("validated: copies go through to-one relationships")
+            }
+        case .aggregate(_, let relationship, let attributeName):
+            let destination = table.entity.relationship(named: relationship)!.destinationEntity
+            switch table.storage[relationship]! {
+            case .joinTable(let join, let sourceColumn, let destinationColumn):
+                let source = quote(sourceColumn)
+                events.append(("INSERT", join, "\(key) = NEW.\(source)"))
+                events.append(("DELETE", join, "\(key) = OLD.\(source)"))
+                events.append(("UPDATE", join, "\(key) IN (OLD.\(source), NEW.\(source))"))
+                if let attributeName {
+                    events.append(("UPDATE OF \(quote(attributeName))", destination,
+                                   "\(key) IN (SELECT j.\(source) FROM \(quote(join)) AS j WHERE j.\(quote(destinationColumn)) = NEW.\"_pk\")"))
+                }
+            case .foreignKeyOnDestination(let column):
+                let link = quote(column)
+                events.append(("INSERT", destination, "\(key) = NEW.\(link)"))
+                events.append(("DELETE", destination, "\(key) = OLD.\(link)"))
+                events.append(("UPDATE OF \(columns([column] + (attributeName.map { [$0] } ?? [])))", destination, "\(key) IN (OLD.\(link), NEW.\(link))"))
+            case .foreignKeyHere:
+                preconditionFailure("validated: aggregates are over to-many relationships")
+            }
+        }
+        return events.enumerated().map { index, event in
+            let name = "\(Self.namePrefix)\(entity.name)_\(attribute.name)_\(index)"
+            let body = recompute(attribute, of: entity, where: event.condition)
+            return Trigger(name: name, sql: "CREATE TRIGGER \(quote(name)) AFTER \(event.event) ON \(quote(event.on)) FOR EACH ROW BEGIN \(body); END")
+        }
+    }
+}
