@@ -382,6 +382,7 @@ enum DerivedFixtures {
         }
         var derived = plain.entities
         derived[0].attributes.append(AttributeDescription(name: "key", type: .string, derivation: .transform(.lowercase, path: ["title"])))
+        derived[0].attributes.append(AttributeDescription(name: "touchedAt", type: .date, derivation: .now))
         derived[1].attributes.append(AttributeDescription(name: "postCount", type: .integer, isOptional: false, derivation: .aggregate(.count, relationship: "posts", attribute: nil)))
         let second = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(entities: derived))
         try second.addPersistentStore(with: PersistentStoreDescription(url: url))
@@ -391,9 +392,14 @@ enum DerivedFixtures {
         request = FetchRequest(entityName: "Post")
         request.sortDescriptors = [SortDescriptor("title")]
         #expect(try second.fetch(request).map { $0["key"] } == ["one", "two"])
+        #expect(try second.fetch(request).allSatisfy { if case .date = $0["touchedAt"] { true } else { false } })
         // The triggers work from then on.
         try second.execute(BatchInsertRequest(entityName: "Post", objects: [["title": "Three", "tags": .array([.objectID(try second.fetchObjectIDs(FetchRequest(entityName: "Tag", predicate: try StorePredicate(format: "name == 'b'")))[0])])]]))
         request = FetchRequest(entityName: "Tag", predicate: try StorePredicate(format: "name == 'b'"))
         #expect(try second.fetch(request).first?["postCount"] == .integer(2))
+        // A column added by migration has no time default (SQLite allows none); the insert trigger sets it.
+        let three = try second.fetch(FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "title == 'Three'")))
+        #expect(three.first?["key"] == "three")
+        #expect(three.first.map { if case .date = $0["touchedAt"] { true } else { false } } == true)
     }
 }

@@ -8,6 +8,9 @@ struct BatchInserter {
     let validator: ValueValidator
     /// Attributes then owned to-one relationships: the table's data columns.
     private let columnNames: [String]
+    /// Indexes of the columns an insert writes: all but derived attributes, which
+    /// take their column defaults and triggers.
+    private let writtenColumns: [Int]
     /// Relationships whose links live elsewhere (to-many, inverse side of one-to-one).
     private let linkRelationships: [RelationshipDescription]
     private var statements: [UInt64: Statement] = [:]
@@ -18,6 +21,7 @@ struct BatchInserter {
         self.table = table
         self.validator = ValueValidator(table: table)
         self.columnNames = table.dataColumns
+        self.writtenColumns = table.dataColumns.indices.filter { $0 >= table.attributes.count || !table.attributes[$0].isDerived }
         self.linkRelationships = table.entity.relationships.filter { relationship in
             if case .foreignKeyHere = table.storage[relationship.name]! { return false }
             return true
@@ -140,7 +144,7 @@ struct BatchInserter {
     /// Runs the upsert for one row and accounts for it.
     @inline(__always)
     private func execute(_ statement: Statement, values: [AttributeValue], row: Int, resultType: BatchResultType, links: [(RelationshipDescription, AttributeValue)], result: inout BatchResult, on db: Connection) throws {
-        for (i, value) in values.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        for (k, i) in writtenColumns.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
         // An upsert that updates leaves last_insert_rowid alone: reset it to tell the cases apart.
         db.lastInsertRowID = 0
         do {
@@ -167,8 +171,8 @@ struct BatchInserter {
     private mutating func statement(mask: UInt64, on db: Connection) throws -> Statement {
         let key = mask
         if let statement = statements[key] { return statement }
-        let columns = columnNames.map(quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columnNames.count).joined(separator: ", ")
+        let columns = writtenColumns.map { quote(columnNames[$0]) }.joined(separator: ", ")
+        let marks = Array(repeating: "?", count: writtenColumns.count).joined(separator: ", ")
         var sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks))"
         var updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
         updates.append("\"_version\" = \"_version\" + 1")

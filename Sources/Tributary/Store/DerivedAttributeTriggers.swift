@@ -19,6 +19,18 @@ struct DerivedAttributeTriggers {
     /// The seconds since 1970 of SQLite's current time (fixed within one statement step).
     static let nowSQL = "((julianday('now') - 2440587.5) * 86400.0)"
 
+    /// The column's `DEFAULT` clause: the value a new row starts with, so that an
+    /// insert needs no second write (and history no merge) for `@count`, `@sum` and
+    /// `now()`. `ALTER TABLE ADD COLUMN` takes constant defaults only, so a migrated
+    /// `now()` column has none and its insert trigger sets it.
+    static func columnDefault(_ attribute: AttributeDescription, canBeNonConstant: Bool) -> String {
+        switch attribute.derivation {
+        case .aggregate(.count, _, _), .aggregate(.sum, _, _): return " DEFAULT 0"
+        case .now where canBeNonConstant: return " DEFAULT (\(nowSQL))"
+        default: return ""
+        }
+    }
+
     /// Every trigger of the model, as `CREATE TRIGGER` statements.
     func createStatements() -> [String] {
         schema.model.entities.flatMap { entity in
@@ -108,7 +120,9 @@ struct DerivedAttributeTriggers {
         let own = quote(entity.name)
         let key = "\(own).\"_pk\""
         // (event, table the trigger is on, condition on the derived attribute's rows)
-        var events: [(event: String, on: String, condition: String)] = [("INSERT", entity.name, "\(key) = NEW.\"_pk\"")]
+        // On insert, only when the column's default has not already given the value.
+        let insertEvent = "INSERT ON \(own) FOR EACH ROW WHEN NEW.\(quote(attribute.name)) IS NULL"
+        var events: [(event: String, on: String, condition: String)] = [(insertEvent, "", "\(key) = NEW.\"_pk\"")]
         func columns(_ names: [String]) -> String { names.map(quote).joined(separator: ", ") }
         switch attribute.derivation! {
         case .now:
@@ -158,7 +172,8 @@ struct DerivedAttributeTriggers {
         return events.enumerated().map { index, event in
             let name = "\(Self.namePrefix)\(entity.name)_\(attribute.name)_\(index)"
             let body = recompute(attribute, of: entity, where: event.condition)
-            return Trigger(name: name, sql: "CREATE TRIGGER \(quote(name)) AFTER \(event.event) ON \(quote(event.on)) FOR EACH ROW BEGIN \(body); END")
+            let on = event.on.isEmpty ? "" : " ON \(quote(event.on)) FOR EACH ROW"
+            return Trigger(name: name, sql: "CREATE TRIGGER \(quote(name)) AFTER \(event.event)\(on) BEGIN \(body); END")
         }
     }
 }

@@ -40,7 +40,7 @@ struct ModelMigration {
                 guard attribute.isOptional || attribute.defaultValue != nil || attribute.isDerived else {
                     throw incompatible("new attribute \(entity.name).\(attribute.name) is required and has no default")
                 }
-                steps.append(("ALTER TABLE \(quote(entity.name)) ADD COLUMN \(quote(attribute.name)) \(attribute.type.sqlType)", []))
+                steps.append(("ALTER TABLE \(quote(entity.name)) ADD COLUMN \(quote(attribute.name)) \(attribute.type.sqlType)\(DerivedAttributeTriggers.columnDefault(attribute, canBeNonConstant: false))", []))
                 if let value = attribute.defaultValue, !value.isNull {
                     steps.append(("UPDATE \(quote(entity.name)) SET \(quote(attribute.name)) = ?", [value.coerced(to: attribute.type) ?? value]))
                 }

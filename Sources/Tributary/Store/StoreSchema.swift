@@ -82,7 +82,7 @@ struct StoreSchema: Sendable {
     func createStatements(for entity: EntityDescription) -> [String] {
         let table = tables[entity.name]!
         var columns = ["\"_pk\" INTEGER PRIMARY KEY", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
-        columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)" }
+        columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)\(DerivedAttributeTriggers.columnDefault($0, canBeNonConstant: true))" }
         columns += table.foreignKeys.map { "\(quote($0.name)) INTEGER" }
         var statements = ["CREATE TABLE \(quote(entity.name)) (\(columns.joined(separator: ", ")))"]
         for relationship in table.foreignKeys { statements.append(foreignKeyIndex(entity.name, relationship.name)) }
