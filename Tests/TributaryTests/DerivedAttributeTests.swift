@@ -216,6 +216,53 @@ enum DerivedFixtures {
         #expect(try coordinator.count(for: FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "searchTitle BEGINSWITH 'creme'"))) == 1)
     }
 
+    @Test func selfReferencesAndOneToOneInverseSides() throws {
+        // Person.manager/reports relate rows of one table; Person.badge is the side of a
+        // one-to-one whose key lives in Badge.
+        let model = try ManagedObjectModel {
+            Entity("Person") {
+                Attribute("name", .string)
+                DerivedAttributeDescription("managerName", .string, derivation: "manager.name")
+                DerivedAttributeDescription("reportCount", .integer, derivation: "reports.@count")
+                DerivedAttributeDescription("badgeCode", .string, derivation: "badge.code")
+                Relationship("manager", to: "Person", inverse: "reports")
+                Relationship("reports", to: "Person", inverse: "manager", toMany: true)
+                Relationship("badge", to: "Badge", inverse: "person")
+            }
+            Entity("Badge") {
+                Attribute("code", .string)
+                Relationship("person", to: "Person", inverse: "badge")
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(with: .inMemory())
+        var request = BatchInsertRequest(entityName: "Person", objects: [["name": "ada"]])
+        request.resultType = .objectIDs
+        let ada = try coordinator.execute(request).objectIDs[0]
+        request.objects = [["name": "bob", "manager": .objectID(ada)], ["name": "cy", "manager": .objectID(ada)]]
+        let reports = try coordinator.execute(request).objectIDs
+        func person(_ name: String) throws -> FetchedRow? {
+            try coordinator.fetch(FetchRequest(entityName: "Person", predicate: try StorePredicate(format: "name == %@", .string(name)))).first
+        }
+        #expect(try person("ada")?["reportCount"] == .integer(2))
+        #expect(try person("bob")?["managerName"] == "ada")
+        try coordinator.execute(BatchUpdateRequest(entityName: "Person", predicate: try StorePredicate(format: "name == 'ada'"), propertiesToUpdate: ["name": "Ada"]))
+        #expect(try person("cy")?["managerName"] == "Ada")
+        try coordinator.execute(BatchUpdateRequest(entityName: "Person", predicate: try StorePredicate(format: "name == 'cy'"), propertiesToUpdate: ["manager": .objectID(reports[0])]))
+        #expect(try person("Ada")?["reportCount"] == .integer(1))
+        #expect(try person("bob")?["reportCount"] == .integer(1))
+
+        try coordinator.execute(BatchInsertRequest(entityName: "Badge", objects: [["code": "B-1", "person": .objectID(reports[0])]]))
+        #expect(try person("bob")?["badgeCode"] == "B-1")
+        try coordinator.execute(BatchUpdateRequest(entityName: "Badge", propertiesToUpdate: ["code": "B-2"]))
+        #expect(try person("bob")?["badgeCode"] == "B-2")
+        try coordinator.execute(BatchUpdateRequest(entityName: "Badge", propertiesToUpdate: ["person": .objectID(ada)]))
+        #expect(try person("bob")?["badgeCode"] == .null)
+        #expect(try person("Ada")?["badgeCode"] == "B-2")
+        try coordinator.execute(BatchDeleteRequest(entityName: "Badge"))
+        #expect(try person("Ada")?["badgeCode"] == .null)
+    }
+
     // MARK: now()
 
     @Test func updatedAtIsSetOnInsertAndEveryUpdatePath() throws {
@@ -279,6 +326,7 @@ enum DerivedFixtures {
         #expect(tagChange.updatedProperties.first { $0.name == "postCount" } == PropertyChange(name: "postCount", before: .integer(0), after: .integer(1)))
         #expect(tagChange.updatedProperties.first { $0.name == "longestPost" } == PropertyChange(name: "longestPost", before: .null, after: .integer(40)))
 
+        Thread.sleep(forTimeInterval: 0.005)   // now() has SQLite's millisecond resolution
         try update("Post", "externalID == 'p1'", ["title": "Renamed"])
         let rename = try #require(try coordinator.fetchHistory(.fetchHistory(after: transaction.token)).last)
         let names = Set(try #require(rename.changes.first { $0.entityName == "Post" }).updatedProperties.map(\.name))
