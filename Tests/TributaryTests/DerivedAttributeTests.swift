@@ -181,6 +181,19 @@ enum DerivedFixtures {
         }
         #expect(try value("Post", "externalID == 'p9'", "titleKey") == "über öl")
         #expect(try value("Post", "externalID == 'p9'", "updatedAt") != .null)
+        // A writer setting derived values itself (a save writing every column, a shell) is overruled.
+        try store.database.write { db in
+            try db.execute("INSERT INTO \"Post\" (title, externalID, titleKey) VALUES ('ABC', 'p10', 'zzz')")
+        }
+        #expect(try value("Post", "externalID == 'p10'", "titleKey") == "abc")
+        try store.database.write { db in
+            try db.execute("UPDATE \"Tag\" SET postCount = 99, longestPost = -1 WHERE name = 'swift'")
+            try db.execute("UPDATE \"Post\" SET titleKey = 'x', updatedAt = 0 WHERE externalID = 'p9'")
+        }
+        try expectCountsRight(["swift": 1, "sqlite": 1])
+        #expect(try value("Tag", "name == 'swift'", "longestPost") == .integer(10))
+        #expect(try value("Post", "externalID == 'p9'", "titleKey") == "über öl")
+        #expect(try value("Post", "externalID == 'p9'", "updatedAt").map { $0 != .date(Date(timeIntervalSince1970: 0)) } == true)
     }
 
     // MARK: Copies and transforms

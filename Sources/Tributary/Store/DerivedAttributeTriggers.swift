@@ -1,6 +1,7 @@
 /// The SQLite triggers that keep derived attributes right. Every derived
-/// attribute gets an `AFTER INSERT` trigger on its own table and `AFTER UPDATE`
-/// or `AFTER INSERT/DELETE` triggers on the tables it reads (its own row, a to-one
+/// attribute gets an `AFTER INSERT` trigger on its own table (unless its column
+/// default already gives the value), one overruling writers that set it, and
+/// `AFTER UPDATE` or `AFTER INSERT/DELETE` triggers on the tables it reads (its own row, a to-one
 /// destination, a join table or the destination of a to-many), each running one
 /// `UPDATE` that recomputes the value for the rows concerned, guarded by
 /// `IS NOT` so that an unchanged value writes nothing (and records no history).
@@ -15,6 +16,25 @@ struct DerivedAttributeTriggers {
     static let namePrefix = "_tributary_derived_"
 
     let schema: StoreSchema
+    /// `Entity.attribute` of the derived columns that have a `DEFAULT` (see ``columnDefault(_:canBeNonConstant:)``).
+    var defaulted: Set<String> = []
+
+    /// Replaces the store's derived-attribute triggers with those of `schema`
+    /// (after its tables and columns exist).
+    static func install(on db: Connection, schema: StoreSchema) throws {
+        var existing: [String] = []
+        let names = try db.makeStatement("SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, \(namePrefix.count)) = ?")
+        try names.bind([.string(namePrefix)])
+        while try names.step() { existing.append(names.string(at: 0)) }
+        for name in existing { try db.execute("DROP TRIGGER \(quote(name))") }
+        var triggers = DerivedAttributeTriggers(schema: schema)
+        for entity in schema.model.entities where entity.attributes.contains(where: \.isDerived) {
+            let columns = try db.makeStatement("SELECT name FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL")
+            try columns.bind([.string(entity.name)])
+            while try columns.step() { triggers.defaulted.insert("\(entity.name).\(columns.string(at: 0))") }
+        }
+        for sql in triggers.createStatements() { try db.execute(sql) }
+    }
 
     /// The seconds since 1970 of SQLite's current time (fixed within one statement step).
     static let nowSQL = "((julianday('now') - 2440587.5) * 86400.0)"
@@ -38,13 +58,6 @@ struct DerivedAttributeTriggers {
         }
     }
 
-    /// `DROP TRIGGER` statements for every trigger of the model.
-    func dropStatements() -> [String] {
-        schema.model.entities.flatMap { entity in
-            entity.attributes.filter(\.isDerived).flatMap { triggers(for: $0, of: entity).map { "DROP TRIGGER IF EXISTS \(quote($0.name))" } }
-        }
-    }
-
     /// An `UPDATE` computing `attribute` for every row of `entity` (for migrations).
     func backfillStatement(for attribute: AttributeDescription, of entity: EntityDescription) -> String {
         recompute(attribute, of: entity, where: "1")
@@ -52,9 +65,10 @@ struct DerivedAttributeTriggers {
 
     // MARK: Expressions
 
-    /// The SQL value of `attribute` for the row of `entity` named by the table's own name.
-    func valueSQL(_ attribute: AttributeDescription, of entity: EntityDescription) -> String {
-        let row = quote(entity.name)
+    /// The SQL value of `attribute` for a row of `entity`: by default the one named by
+    /// the table's own name (in an `UPDATE`), or `NEW` (in a trigger's `WHEN`).
+    func valueSQL(_ attribute: AttributeDescription, of entity: EntityDescription, row: String? = nil) -> String {
+        let row = row ?? quote(entity.name)
         let table = schema.tables[entity.name]!
         switch attribute.derivation! {
         case .now:
@@ -120,9 +134,22 @@ struct DerivedAttributeTriggers {
         let own = quote(entity.name)
         let key = "\(own).\"_pk\""
         // (event, table the trigger is on, condition on the derived attribute's rows)
-        // On insert, only when the column's default has not already given the value.
-        let insertEvent = "INSERT ON \(own) FOR EACH ROW WHEN NEW.\(quote(attribute.name)) IS NULL"
-        var events: [(event: String, on: String, condition: String)] = [(insertEvent, "", "\(key) = NEW.\"_pk\"")]
+        let column = quote(attribute.name)
+        // On insert, only when the column's default has not already given the value; on an
+        // update of the column itself, only when a writer set it (a save writing every
+        // column, the sqlite3 shell), which is overruled at once: the triggers' own
+        // writes pass this check.
+        let differs = "NEW.\(column) IS NOT \(valueSQL(attribute, of: entity, row: "NEW"))"
+        let overruleEvent = "UPDATE OF \(column) ON \(own) FOR EACH ROW WHEN \(differs)"
+        var events: [(event: String, on: String, condition: String)] = [(overruleEvent, "", "\(key) = NEW.\"_pk\"")]
+        // A column default of `@count`, `@sum` or `now()` is right for a new row: no
+        // insert trigger, whose run for every row would cost more than the insert.
+        let defaultIsRight: Bool
+        switch attribute.derivation! {
+        case .now, .aggregate(.count, _, _), .aggregate(.sum, _, _): defaultIsRight = defaulted.contains("\(entity.name).\(attribute.name)")
+        default: defaultIsRight = false
+        }
+        if !defaultIsRight { events.append(("INSERT ON \(own) FOR EACH ROW WHEN \(differs)", "", "\(key) = NEW.\"_pk\"")) }
         func columns(_ names: [String]) -> String { names.map(quote).joined(separator: ", ") }
         switch attribute.derivation! {
         case .now:

@@ -3,6 +3,8 @@
 struct ModelMigration {
     /// SQL to run, in order, with arguments.
     var steps: [(sql: String, arguments: [AttributeValue])] = []
+    /// `UPDATE`s computing new or changed derived attributes, run after the triggers are rebuilt.
+    var backfills: [String] = []
 
     /// Plans a migration from `old` to `new`; throws `incompatibleModel` naming
     /// the first change that cannot be applied in place.
@@ -67,15 +69,13 @@ struct ModelMigration {
                 if isNew { steps.append((sql, [])) }
             }
         }
-        // Derived attributes: triggers rebuilt for the new model, then new or
-        // changed derived attributes computed for the rows already there.
-        let oldTriggers = DerivedAttributeTriggers(schema: StoreSchema(model: old))
-        let newTriggers = DerivedAttributeTriggers(schema: schema)
-        for sql in oldTriggers.dropStatements() + newTriggers.createStatements() { steps.append((sql, [])) }
+        // New or changed derived attributes, computed for the rows already there once
+        // the triggers are rebuilt (StoreMetadata does, between steps and backfills).
+        let triggers = DerivedAttributeTriggers(schema: schema)
         for entity in new.entities {
             for attribute in entity.attributes where attribute.isDerived {
                 guard old.entity(named: entity.name)?.attribute(named: attribute.name)?.derivation != attribute.derivation else { continue }
-                steps.append((newTriggers.backfillStatement(for: attribute, of: entity), []))
+                backfills.append(triggers.backfillStatement(for: attribute, of: entity))
             }
         }
     }
