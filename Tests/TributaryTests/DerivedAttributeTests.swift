@@ -320,6 +320,12 @@ enum DerivedFixtures {
         #expect(try coordinator.count(for: FetchRequest(entityName: "Tag")) == 0)
     }
 
+    @Test func ndjsonImportsSkipDerivedKeys() throws {
+        let decoder = try NDJSONDecoder(entity: "Tag", store: try coordinator.requireStore())
+        let values = try decoder.decode(line: #"{"name": "swift", "postCount": 7, "firstTitle": "x"}"#, place: "tags.ndjson:1")
+        #expect(values == ["name": "swift"])
+    }
+
     // MARK: History
 
     @Test func derivedValuesAppearInHistory() throws {

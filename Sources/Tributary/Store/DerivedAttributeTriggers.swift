@@ -1,8 +1,9 @@
 /// The SQLite triggers that keep derived attributes right. Every derived
 /// attribute gets an `AFTER INSERT` trigger on its own table (unless its column
 /// default already gives the value), one overruling writers that set it, and
-/// `AFTER UPDATE` or `AFTER INSERT/DELETE` triggers on the tables it reads (its own row, a to-one
-/// destination, a join table or the destination of a to-many), each running one
+/// `AFTER UPDATE` or `AFTER INSERT/DELETE` triggers on the tables it reads (its
+/// own row, a to-one destination, a join table or the destination of a to-many),
+/// each running one
 /// `UPDATE` that recomputes the value for the rows concerned, guarded by
 /// `IS NOT` so that an unchanged value writes nothing (and records no history).
 ///
@@ -133,7 +134,6 @@ struct DerivedAttributeTriggers {
         let table = schema.tables[entity.name]!
         let own = quote(entity.name)
         let key = "\(own).\"_pk\""
-        // (event, table the trigger is on, condition on the derived attribute's rows)
         let column = quote(attribute.name)
         // On insert, only when the column's default has not already given the value; on an
         // update of the column itself, only when a writer set it (a save writing every
@@ -141,6 +141,7 @@ struct DerivedAttributeTriggers {
         // writes pass this check.
         let differs = "NEW.\(column) IS NOT \(valueSQL(attribute, of: entity, row: "NEW"))"
         let overruleEvent = "UPDATE OF \(column) ON \(own) FOR EACH ROW WHEN \(differs)"
+        // (event, table the trigger is on or "" when the event names it, which rows to recompute)
         var events: [(event: String, on: String, condition: String)] = [(overruleEvent, "", "\(key) = NEW.\"_pk\"")]
         // A column default of `@count`, `@sum` or `now()` is right for a new row: no
         // insert trigger, whose run for every row would cost more than the insert.
