@@ -31,6 +31,8 @@ struct StoreSchema: Sendable {
 
     let model: ManagedObjectModel
     let tables: [String: Table]
+    /// Tables on which derived attributes have `UPDATE` triggers (see ``DerivedAttributeTriggers/tablesWithUpdateTriggers()``).
+    private(set) var tablesWithUpdateTriggers: Set<String> = []
 
     init(model: ManagedObjectModel) {
         self.model = model
@@ -67,6 +69,9 @@ struct StoreSchema: Sendable {
             tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex)
         }
         self.tables = tables
+        if model.entities.contains(where: { $0.attributes.contains(where: \.isDerived) }) {
+            tablesWithUpdateTriggers = DerivedAttributeTriggers(schema: self).tablesWithUpdateTriggers()
+        }
     }
 
     func table(_ entity: String) throws -> Table {
