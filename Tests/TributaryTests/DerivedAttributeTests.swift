@@ -305,6 +305,21 @@ enum DerivedFixtures {
         #expect(try updatedAt("p1") == unchanged)
     }
 
+    @Test func upsertsIntoTablesWithDerivedTriggersReportWhatTheyDid() throws {
+        // Post has now() and copies, so batch inserts insert, then update on a conflict.
+        #expect(try coordinator.requireStore().schema.tablesWithUpdateTriggers.contains("Post"))
+        let first = try insert("Post", [post(1, words: 5), post(2)])
+        var request = BatchInsertRequest(entityName: "Post", objects: [["externalID": "p2", "title": "Two"], post(3), ["externalID": "p1", "title": "One", "words": 6]])
+        request.resultType = .objectIDs
+        let result = try coordinator.execute(request)
+        #expect((result.inserted, result.updated, result.count) == (1, 2, 3))
+        #expect(result.objectIDs[0] == first[1] && result.objectIDs[2] == first[0])
+        #expect(try value("Post", "externalID == 'p1'", "titleKey") == "one")
+        #expect(try value("Post", "externalID == 'p1'", "words") == .integer(6))
+        #expect(try value("Post", "externalID == 'p2'", "words") == .integer(10), "values not given stay")
+        #expect(try coordinator.count(for: FetchRequest(entityName: "Post")) == 3)
+    }
+
     // MARK: Read-only
 
     @Test func writersCannotSetDerivedAttributes() throws {
