@@ -158,6 +158,23 @@ enum DerivedFixtures {
         #expect(try value("Author", "name == 'ada'", "postCount") == .integer(1))
     }
 
+    @Test func blogModelKeepsTagPostCount() throws {
+        let blog = try Fixtures.blogCoordinator(.inMemory())
+        try Fixtures.seedBlog(blog, posts: 20)
+        let names = ["swift", "sqlite", "linux"]
+        func counts() throws -> [Int64?] {
+            try names.map { try blog.fetch(FetchRequest(entityName: "Tag", predicate: try StorePredicate(format: "name == %@", .string($0)))).first?["postCount"]?.integerValue }
+        }
+        func real() throws -> [Int64?] {
+            try names.map { Int64(try blog.count(for: FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "ANY tags.name == %@", .string($0))))) }
+        }
+        #expect(try counts() == [7, 7, 6])
+        #expect(try counts() == real())
+        try blog.execute(BatchDeleteRequest(entityName: "Post", predicate: try StorePredicate(format: "title BEGINSWITH 'Post 1'")))
+        #expect(try counts() == real())
+        #expect(try counts() == [4, 2, 3])   // posts 0, 2…9 are left
+    }
+
     @Test func plainSQLWritesKeepDerivedValuesRight() throws {
         // Context saves and other processes write plain INSERT/UPDATE/DELETE through a
         // Tributary writer; the triggers maintain derived values there too.
