@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -29,6 +30,7 @@ let package = Package(
                 "CSQLite",
                 "CZstd",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -36,11 +38,12 @@ let package = Package(
             dependencies: [
                 "Tributary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "TributaryTests",
-            dependencies: ["Tributary", "CSQLite"]
+            dependencies: ["Tributary", "CSQLite", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "TributaryCLITests",

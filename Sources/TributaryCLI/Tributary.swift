@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Tributary
 
 /// The `tributary` command: a store's model, data and history from the shell.
@@ -12,7 +13,22 @@ struct TributaryCommand: AsyncParsableCommand {
             InitCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
             HistoryCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
-            DemoCommand.self,
+            ExplainCommand.self, DemoCommand.self,
         ]
     )
+
+    /// Logs (`TRIBUTARY_SQL_DEBUG`) go to standard error, keeping standard output for results.
+    static func main() async {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -61,7 +61,7 @@ final class RawSQLite {
     /// Reads every row, every column into Swift values; returns (rows, seconds).
     static func fetchPosts(at path: String) -> (Int, Double) {
         let raw = RawSQLite(path: path)
-        let select = raw.prepare(#"SELECT "_pk", "title", "content", "externalID", "createdAt" FROM "Post""#)
+        let select = raw.prepare(#"SELECT "_pk", "title", "content", "externalID", "createdAt", "updatedAt" FROM "Post""#)
         defer { sqlite3_finalize(select) }
         var count = 0
         var checksum = 0
@@ -72,7 +72,8 @@ final class RawSQLite {
                 let content = String(cString: sqlite3_column_text(select, 2))
                 let externalID = String(cString: sqlite3_column_text(select, 3))
                 let createdAt = sqlite3_column_double(select, 4)
-                checksum &+= Int(pk) &+ title.utf8.count &+ content.utf8.count &+ externalID.utf8.count &+ Int(createdAt)
+                let updatedAt = sqlite3_column_double(select, 5)
+                checksum &+= Int(pk) &+ title.utf8.count &+ content.utf8.count &+ externalID.utf8.count &+ Int(createdAt) &+ Int(updatedAt)
                 count += 1
             }
         }

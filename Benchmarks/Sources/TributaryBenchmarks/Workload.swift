@@ -11,9 +11,10 @@ enum Workload {
     static func content(_ j: Int) -> String { "Body of post \(j) lorem ipsum dolor sit amet consectetur" }
     static func createdAt(_ j: Int) -> Double { 1.7e9 + Double(j) }
 
-    /// The same table and indexes as Tributary's Post (blog model), for the baselines.
+    /// The same table and indexes as Tributary's Post (blog model), for the baselines;
+    /// `updatedAt` (derived, `now()`) with the column default Tributary gives it.
     static let schema = """
-        CREATE TABLE "Post" ("_pk" INTEGER PRIMARY KEY, "_version" INTEGER NOT NULL DEFAULT 1, "title" TEXT, "content" TEXT, "externalID" TEXT, "createdAt" REAL);
+        CREATE TABLE "Post" ("_pk" INTEGER PRIMARY KEY, "_version" INTEGER NOT NULL DEFAULT 1, "title" TEXT, "content" TEXT, "externalID" TEXT, "createdAt" REAL, "updatedAt" REAL DEFAULT ((julianday('now') - 2440587.5) * 86400.0));
         CREATE UNIQUE INDEX "Post_unique_externalID" ON "Post" ("externalID");
         CREATE INDEX "Post_index_createdAt" ON "Post" ("createdAt");
         """

@@ -30,6 +30,7 @@ extension PersistentStoreCoordinator {
         var arguments: [AttributeValue] = []
         for (key, value) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
             if let attribute = table.entity.attribute(named: key) {
+                if attribute.isDerived { throw validator.derived(key, row: nil) }
                 arguments.append(try validator.attributeValue(value, attribute, row: nil))
             } else if let relationship = table.entity.relationship(named: key), case .foreignKeyHere = table.storage[key]! {
                 arguments.append(try validator.targetKey(value, relationship, row: nil))

@@ -53,6 +53,12 @@ struct ValueValidator {
         TributaryError(.missingValue, "'\(name)' of \(table.name) is required and has no value", location: place(row), hint: "give a value for \(name), or make it optional or give it a default in the model")
     }
 
+    func derived(_ name: String, row: Int?) -> TributaryError {
+        let derivation = table.entity.attribute(named: name)?.derivation.map { " (\($0))" } ?? ""
+        return TributaryError(.derivedAttribute, "'\(name)' of \(table.name) is derived\(derivation) and read-only", location: place(row),
+                              hint: "leave \(name) out; the store computes it")
+    }
+
     func unknownKey(_ key: String, row: Int?) -> TributaryError {
         TributaryError(.unknownProperty, "\(table.name) has no attribute or relationship '\(key)'", location: place(row), hint: "\(table.name) has \(table.entity.propertyNames.joined(separator: ", "))")
     }

@@ -2,7 +2,9 @@ import Foundation
 
 /// Turns NDJSON objects into values for an entity: dates as ISO 8601 strings
 /// (or seconds since 1970), UUIDs as strings, binary data as base64, to-one
-/// relationships as object ID URIs and to-many ones as lists of them.
+/// relationships as object ID URIs and to-many ones as lists of them. Derived
+/// attributes are skipped (the store computes them), so what `tributary query
+/// --json` prints imports back.
 ///
 /// ```swift
 /// let decoder = try NDJSONDecoder(entity: "Post", store: store)
@@ -30,6 +32,7 @@ public struct NDJSONDecoder: Sendable {
         var values: [String: AttributeValue] = [:]
         values.reserveCapacity(fields.count)
         for (key, field) in fields {
+            if entity.attribute(named: key)?.isDerived == true { continue }
             values[key] = try value(field, for: key, place: place)
         }
         return values

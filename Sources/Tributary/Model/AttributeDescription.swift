@@ -4,6 +4,7 @@
 /// Attribute("title", .string, optional: false)
 /// Attribute("color", .string, default: "gray")
 /// Attribute("password", .string).excludedFromHistory()
+/// DerivedAttributeDescription("postCount", .integer, derivation: "posts.@count")
 /// ```
 public struct AttributeDescription: Sendable, Codable, Hashable {
     /// The attribute's name, also its column name.
@@ -17,18 +18,25 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
     /// When `true`, history records that the attribute changed but not its values
     /// (for large binary data or secrets).
     public var isExcludedFromHistory: Bool
+    /// For a derived attribute, how the store computes it (see ``Derivation``);
+    /// nil for a stored attribute. Derived attributes are read-only for writers.
+    public var derivation: Derivation?
+
+    /// Whether the store maintains the value itself.
+    public var isDerived: Bool { derivation != nil }
 
     /// An attribute description.
-    public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: AttributeValue? = nil, isExcludedFromHistory: Bool = false) {
+    public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: AttributeValue? = nil, isExcludedFromHistory: Bool = false, derivation: Derivation? = nil) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.defaultValue = defaultValue
         self.isExcludedFromHistory = isExcludedFromHistory
+        self.derivation = derivation
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, type, isOptional = "optional", defaultValue = "default", isExcludedFromHistory = "excludedFromHistory"
+        case name, type, isOptional = "optional", defaultValue = "default", isExcludedFromHistory = "excludedFromHistory", derivation = "derived"
     }
 
     public init(from decoder: Decoder) throws {
@@ -37,6 +45,7 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
         type = try c.decode(AttributeType.self, forKey: .type)
         isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? true
         isExcludedFromHistory = try c.decodeIfPresent(Bool.self, forKey: .isExcludedFromHistory) ?? false
+        derivation = try c.decodeIfPresent(Derivation.self, forKey: .derivation)
         if let text = try c.decodeIfPresent(String.self, forKey: .defaultValue) {
             defaultValue = try AttributeValue.parse(text, as: type)
         } else {
@@ -50,6 +59,7 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
         try c.encode(type, forKey: .type)
         try c.encode(isOptional, forKey: .isOptional)
         if isExcludedFromHistory { try c.encode(true, forKey: .isExcludedFromHistory) }
+        if let derivation { try c.encode(derivation, forKey: .derivation) }
         if let defaultValue { try c.encode(defaultValue.storedText, forKey: .defaultValue) }
     }
 }

@@ -11,6 +11,7 @@ extension ManagedObjectModel {
     ///     attributes:
     ///       name: { type: string, optional: false, unique: true }
     ///       color: string
+    ///       postCount: { type: integer, derived: posts.@count }
     ///     relationships:
     ///       posts: { to: Post, inverse: tags, toMany: true }
     /// ```
@@ -45,7 +46,7 @@ struct ModelYAMLReader {
 
     static let topKeys = ["entities"]
     static let entityKeys = ["attributes", "relationships", "unique", "indexes"]
-    static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory"]
+    static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory", "derived"]
     static let relationshipKeys = ["to", "inverse", "toMany", "deleteRule", "optional"]
 
     func fail(_ node: Node?, _ message: String, hint: String? = nil) -> TributaryError {
@@ -117,6 +118,14 @@ struct ModelYAMLReader {
                 attribute.defaultValue = try AttributeValue.parse(text, as: type)
             } catch let error as TributaryError {
                 throw fail(value, "default of \(place): \(error.message)", hint: error.hint)
+            }
+        }
+        if let derived = map["derived"] {
+            let text = try string(derived, what: "'derived' of \(place)")
+            do {
+                attribute.derivation = try Derivation(parsing: text)
+            } catch let error as TributaryError {
+                throw fail(derived, "\(place): \(error.message)", hint: error.hint)
             }
         }
         let unique = try map["unique"].map { try bool($0, what: "'unique' of \(place)") } ?? false

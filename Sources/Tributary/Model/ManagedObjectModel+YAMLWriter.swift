@@ -15,6 +15,7 @@ extension ManagedObjectModel {
                     if !attribute.isOptional { fields.append("optional: false") }
                     if let value = attribute.defaultValue, !value.isNull { fields.append("default: \(Self.yamlString(value.storedText))") }
                     if attribute.isExcludedFromHistory { fields.append("excludedFromHistory: true") }
+                    if let derivation = attribute.derivation { fields.append("derived: \(Self.yamlString(derivation.description))") }
                     out += "      \(attribute.name): { \(fields.joined(separator: ", ")) }\n"
                 }
             }

@@ -124,6 +124,7 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
                 }
             }
         }
+        try validateDerivedAttributes()
     }
 
     static func isValidName(_ name: String) -> Bool {

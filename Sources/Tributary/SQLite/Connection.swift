@@ -9,6 +9,8 @@ struct ConnectionOptions: Sendable {
     /// `true` for memdb URIs.
     var isURI = false
     var publicStatementArguments = false
+    /// Statement logging (`TRIBUTARY_SQL_DEBUG` unless told otherwise).
+    var sqlDebug = SQLDebugLog.fromEnvironment()
 }
 
 /// One SQLite connection: prepared-statement cache, execution, transactions.
@@ -22,6 +24,8 @@ final class Connection: @unchecked Sendable {
     let path: String
     let options: ConnectionOptions
     private var statementCache: [String: Statement] = [:]
+    /// Logs statements when SQL debugging is on; kept alive for SQLite's callback.
+    private var tracer: SQLTracer?
 
     init(path: String, options: ConnectionOptions) throws {
         var flags = SQLITE_OPEN_NOMUTEX
@@ -40,6 +44,35 @@ final class Connection: @unchecked Sendable {
         self.options = options
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(options.busyTimeout * 1000))
+        SQLFunctions.register(on: db)
+        if options.sqlDebug.level > .off { installTracer(SQLTracer(options.sqlDebug, path: path)) }
+    }
+
+    /// Logs every statement when it finishes, with its duration: SQLite's start
+    /// (`SQLITE_TRACE_STMT`) and end (`SQLITE_TRACE_PROFILE`) events, timed with
+    /// the monotonic clock (SQLite's own profile time counts whole milliseconds).
+    private func installTracer(_ tracer: SQLTracer) {
+        self.tracer = tracer
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE), { event, context, statement, _ in
+            guard let context, let statement else { return 0 }
+            let tracer = Unmanaged<SQLTracer>.fromOpaque(context).takeUnretainedValue()
+            let stmt = OpaquePointer(statement)
+            if event == UInt32(SQLITE_TRACE_STMT) {
+                tracer.started(UnsafeRawPointer(statement))
+                return 0
+            }
+            let sql: String
+            if tracer.level >= .values, let expanded = sqlite3_expanded_sql(stmt) {
+                sql = String(cString: expanded)
+                sqlite3_free(expanded)
+            } else if let text = sqlite3_sql(stmt) {
+                sql = String(cString: text)
+            } else {
+                return 0
+            }
+            tracer.finished(UnsafeRawPointer(statement), sql: sql)
+            return 0
+        }, Unmanaged.passUnretained(tracer).toOpaque())
     }
 
     deinit {

@@ -14,12 +14,12 @@ final class StoreDatabase: Sendable {
     /// Records history on the writer; enabled when the store tracks history.
     let recorder = HistoryRecorder()
 
-    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval) throws {
+    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment()) throws {
         self.path = path
         self.isInMemory = isInMemory
         self.isReadOnly = readOnly
         self.busyTimeout = busyTimeout
-        let options = ConnectionOptions(readOnly: false, create: !readOnly, busyTimeout: busyTimeout, isURI: isInMemory)
+        let options = ConnectionOptions(readOnly: false, create: !readOnly, busyTimeout: busyTimeout, isURI: isInMemory, sqlDebug: sqlDebug)
         if readOnly {
             writer = nil
         } else {
@@ -27,7 +27,7 @@ final class StoreDatabase: Sendable {
             try Self.configure(connection, isInMemory: isInMemory, busyTimeout: busyTimeout)
             writer = connection
         }
-        let readerOptions = ConnectionOptions(readOnly: false, create: false, busyTimeout: busyTimeout, isURI: isInMemory)
+        let readerOptions = ConnectionOptions(readOnly: false, create: false, busyTimeout: busyTimeout, isURI: isInMemory, sqlDebug: sqlDebug)
         readers = ReaderPool(maximumSize: poolSize, timeout: busyTimeout) {
             let connection = try Connection(path: path, options: readerOptions)
             try connection.execute("PRAGMA query_only = 1")

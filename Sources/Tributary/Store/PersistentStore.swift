@@ -66,7 +66,7 @@ public final class PersistentStore: Sendable {
             inMemory = true
         }
         let database = try StoreDatabase(path: path, isInMemory: inMemory, readOnly: description.isReadOnly,
-                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout)
+                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug)
         let place = inMemory ? description.url.path : path
         do {
             let (identifier, effectiveModel, tracked) = description.isReadOnly

@@ -27,6 +27,13 @@ public struct PersistentStoreDescription: Sendable, Equatable {
     /// Post remote change notifications after each commit
     /// (Core Data's `NSPersistentStoreRemoteChangeNotificationPostOptionKey`).
     public var remoteChangeNotificationPost = false
+    /// Logging of every SQL statement with its duration; by default as the
+    /// environment variable `TRIBUTARY_SQL_DEBUG` says (`1` statements, `2` with values).
+    ///
+    /// ```swift
+    /// description.sqlDebug = SQLDebugLog(level: .statements)
+    /// ```
+    public var sqlDebug = SQLDebugLog.fromEnvironment()
 
     /// A description of the store at `url`.
     public init(url: URL) {

@@ -43,6 +43,8 @@ enum StoreMetadata {
             throw TributaryError(.incompatibleModel, "the model differs from the store's and the store is open read-only", location: place, hint: "open it read-write to migrate, or without a model to use its own")
         }
         for step in migration.steps { try db.execute(step.sql, step.arguments) }
+        try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model))
+        for sql in migration.backfills { try db.execute(sql) }
         try write(on: db, ["model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash])
         return (identifier, model)
     }
@@ -56,6 +58,7 @@ enum StoreMetadata {
         for entity in model.entities {
             for sql in schema.joinTableStatements(for: entity) { try db.execute(sql) }
         }
+        try DerivedAttributeTriggers.install(on: db, schema: schema)
         try write(on: db, [
             "format": String(PersistentStore.formatVersion),
             "storeID": identifier.uuidString.lowercased(),

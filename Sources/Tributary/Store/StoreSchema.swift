@@ -31,6 +31,8 @@ struct StoreSchema: Sendable {
 
     let model: ManagedObjectModel
     let tables: [String: Table]
+    /// Tables on which derived attributes have `UPDATE` triggers (see ``DerivedAttributeTriggers/tablesWithUpdateTriggers()``).
+    private(set) var tablesWithUpdateTriggers: Set<String> = []
 
     init(model: ManagedObjectModel) {
         self.model = model
@@ -67,6 +69,9 @@ struct StoreSchema: Sendable {
             tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex)
         }
         self.tables = tables
+        if model.entities.contains(where: { $0.attributes.contains(where: \.isDerived) }) {
+            tablesWithUpdateTriggers = DerivedAttributeTriggers(schema: self).tablesWithUpdateTriggers()
+        }
     }
 
     func table(_ entity: String) throws -> Table {
@@ -82,7 +87,7 @@ struct StoreSchema: Sendable {
     func createStatements(for entity: EntityDescription) -> [String] {
         let table = tables[entity.name]!
         var columns = ["\"_pk\" INTEGER PRIMARY KEY", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
-        columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)" }
+        columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)\(DerivedAttributeTriggers.columnDefault($0, canBeNonConstant: true))" }
         columns += table.foreignKeys.map { "\(quote($0.name)) INTEGER" }
         var statements = ["CREATE TABLE \(quote(entity.name)) (\(columns.joined(separator: ", ")))"]
         for relationship in table.foreignKeys { statements.append(foreignKeyIndex(entity.name, relationship.name)) }

@@ -38,6 +38,8 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let unknownProperty = Code(rawValue: "unknownProperty")
         /// A value of the wrong type for its attribute.
         public static let typeMismatch = Code(rawValue: "typeMismatch")
+        /// A value given for a derived attribute, which only the store writes.
+        public static let derivedAttribute = Code(rawValue: "derivedAttribute")
         /// A missing required value.
         public static let missingValue = Code(rawValue: "missingValue")
         /// A write that would give two rows the same unique value.

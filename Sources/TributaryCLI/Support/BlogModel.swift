@@ -9,6 +9,7 @@ enum BlogModel {
                 Attribute("content", .string)
                 Attribute("externalID", .string, optional: false).unique()
                 Attribute("createdAt", .date, optional: false)
+                DerivedAttributeDescription("updatedAt", .date, derivation: "now()")
                 Relationship("tags", to: "Tag", inverse: "posts", toMany: true)
                 Relationship("attachments", to: "Attachment", inverse: "post", toMany: true, deleteRule: .cascade)
                 FetchIndex("createdAt")
@@ -16,6 +17,7 @@ enum BlogModel {
             Entity("Tag") {
                 Attribute("name", .string, optional: false).unique()
                 Attribute("color", .string, default: "gray")
+                DerivedAttributeDescription("postCount", .integer, derivation: "posts.@count")
                 Relationship("posts", to: "Post", inverse: "tags", toMany: true)
             }
             Entity("Attachment") {

@@ -11,6 +11,7 @@ enum Fixtures {
                 Attribute("content", .string)
                 Attribute("externalID", .string, optional: false).unique()
                 Attribute("createdAt", .date, optional: false)
+                DerivedAttributeDescription("updatedAt", .date, derivation: "now()")
                 Relationship("tags", to: "Tag", inverse: "posts", toMany: true)
                 Relationship("attachments", to: "Attachment", inverse: "post", toMany: true, deleteRule: .cascade)
                 FetchIndex("createdAt")
@@ -18,6 +19,7 @@ enum Fixtures {
             Entity("Tag") {
                 Attribute("name", .string, optional: false).unique()
                 Attribute("color", .string, default: "gray")
+                DerivedAttributeDescription("postCount", .integer, derivation: "posts.@count")
                 Relationship("posts", to: "Post", inverse: "tags", toMany: true)
             }
             Entity("Attachment") {

@@ -1,0 +1,49 @@
+import CSQLite
+import Foundation
+
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// SQL functions written in Swift that Tributary registers on every connection it
+/// opens, for derived attributes: full Unicode lowercase and canonical folding
+/// (SQLite's own `lower()` folds ASCII letters only). A program that opens the
+/// store without Tributary (the `sqlite3` shell) lacks them, so it cannot write
+/// a table whose triggers call them ("no such function").
+enum SQLFunctions {
+    /// `tributary_lower(text)`: Swift's `lowercased()`.
+    static let lowercase = "tributary_lower"
+    /// `tributary_canonical(text)`: lowercase, without diacritics, in NFC.
+    static let canonical = "tributary_canonical"
+
+    /// Registers the functions on `db`.
+    static func register(on db: OpaquePointer) {
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        sqlite3_create_function_v2(db, lowercase, 1, flags, nil, { context, _, values in
+            SQLFunctions.apply(context, values) { $0.lowercased() }
+        }, nil, nil, nil)
+        sqlite3_create_function_v2(db, canonical, 1, flags, nil, { context, _, values in
+            SQLFunctions.apply(context, values, SQLFunctions.canonicalize)
+        }, nil, nil, nil)
+    }
+
+    /// Case- and diacritic-folded text in Unicode canonical composition, for search:
+    /// "Crème BRÛLÉE" becomes "creme brulee".
+    static func canonicalize(_ text: String) -> String {
+        let decomposed = text.lowercased().decomposedStringWithCanonicalMapping
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: decomposed.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark })
+        return String(scalars).precomposedStringWithCanonicalMapping
+    }
+
+    private static func apply(_ context: OpaquePointer?, _ values: UnsafeMutablePointer<OpaquePointer?>?, _ transform: (String) -> String) {
+        guard let value = values?[0], sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
+            sqlite3_result_null(context)
+            return
+        }
+        let count = Int(sqlite3_value_bytes(value))
+        var result = transform(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        result.withUTF8 { buffer in
+            guard !buffer.isEmpty else { return sqlite3_result_text(context, "", 0, SQLITE_TRANSIENT) }
+            sqlite3_result_text(context, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(buffer.count), SQLITE_TRANSIENT)
+        }
+    }
+}
