@@ -241,6 +241,23 @@ import Testing
         #expect(!context.hasChanges && context.registeredObjects.isEmpty)
     }
 
+    @Test func derivedAttributesAreTheStoresAfterASave() throws {
+        let coordinator = try Fixtures.blogCoordinator(.inMemory())
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let tag = try context.insertNewObject(forEntityName: "Tag")
+        tag["name"] = "swift"
+        let post = try newPost(context, 1)
+        try post.add(tag, toRelationship: "tags")
+        let error = try #require(throws: TributaryError.self) { try tag.setValue(5, forKey: "postCount") }
+        #expect(error.code == .derivedAttribute)
+        try context.save()
+        #expect(tag["postCount"] == 1)
+        #expect(post["updatedAt"].dateValue != nil)
+        try post.remove(tag, fromRelationship: "tags")
+        try context.save()
+        #expect(tag["postCount"] == 0)
+    }
+
     @Test func fetchPrefetchesRelationships() throws {
         let coordinator = try Fixtures.blogCoordinator(.inMemory())
         try Fixtures.seedBlog(coordinator, posts: 6)

@@ -7,7 +7,7 @@ import Testing
     /// The post as the store holds it after: context A sets title and content and
     /// saves; context B (which read the post before A saved) sets title and
     /// externalID, then saves under `policy`.
-    private func conflict(_ policy: MergePolicy) throws -> (stored: FetchedRow, b: ManagedObject, error: Error?) {
+    private func conflict(_ policy: MergePolicy) throws -> (stored: FetchedRow, b: ManagedObject, error: Error?, context: ManagedObjectContext) {
         let dir = TemporaryDirectory()
         let coordinator = try Fixtures.blogCoordinator(PersistentStoreDescription(url: dir.file("m.sqlite")))
         let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 1)
@@ -23,11 +23,12 @@ import Testing
         postB["externalID"] = "B-ext"
         var caught: Error?
         do { try b.save() } catch { caught = error }
-        return (try coordinator.fetch(FetchRequest(entityName: "Post"))[0], postB, caught)
+        return (try coordinator.fetch(FetchRequest(entityName: "Post"))[0], postB, caught, b)   // objects do not keep their context alive
     }
 
     @Test func errorPolicyListsTheConflictAndWritesNothing() throws {
-        let (stored, post, error) = try conflict(.error)
+        let (stored, post, error, context) = try conflict(.error)
+        defer { withExtendedLifetime(context) {} }
         let conflictError = try #require(error as? MergeConflictError)
         #expect(conflictError.code == .mergeConflict)
         #expect(conflictError.conflicts.count == 1)
@@ -43,27 +44,30 @@ import Testing
     }
 
     @Test func storeTrumpKeepsTheStoresChangesAndWritesTheOthers() throws {
-        let (stored, post, error) = try conflict(.mergeByPropertyStoreTrump)
+        let (stored, post, error, context) = try conflict(.mergeByPropertyStoreTrump)
+        defer { withExtendedLifetime(context) {} }
         #expect(error == nil)
         #expect(stored["title"] == "A title" && stored["content"] == "A content" && stored["externalID"] == "B-ext")
         #expect(post["title"] == "A title" && post["externalID"] == "B-ext" && !post.hasChanges)
     }
 
     @Test func objectTrumpWritesTheContextsChangesOverTheStores() throws {
-        let (stored, post, error) = try conflict(.mergeByPropertyObjectTrump)
+        let (stored, post, error, context) = try conflict(.mergeByPropertyObjectTrump)
+        defer { withExtendedLifetime(context) {} }
         #expect(error == nil)
         #expect(stored["title"] == "B title" && stored["content"] == "A content" && stored["externalID"] == "B-ext")
         #expect(post["content"] == "A content")
     }
 
     @Test func overwriteWritesTheWholeObject() throws {
-        let (stored, _, error) = try conflict(.overwrite)
+        let (stored, _, error, _) = try conflict(.overwrite)
         #expect(error == nil)
         #expect(stored["title"] == "B title" && stored["content"] == .null && stored["externalID"] == "B-ext")
     }
 
     @Test func rollbackTakesTheStoresRow() throws {
-        let (stored, post, error) = try conflict(.rollback)
+        let (stored, post, error, context) = try conflict(.rollback)
+        defer { withExtendedLifetime(context) {} }
         #expect(error == nil)
         #expect(stored["title"] == "A title" && stored["content"] == "A content" && stored["externalID"] == "ext-0")
         #expect(post["title"] == "A title" && !post.hasChanges)
@@ -103,7 +107,7 @@ import Testing
     // MARK: Unique constraints
 
     /// A new tag named like an existing one, saved under `policy`.
-    private func duplicateTag(_ policy: MergePolicy) throws -> (rows: [FetchedRow], tag: ManagedObject, existing: ObjectID, error: Error?) {
+    private func duplicateTag(_ policy: MergePolicy) throws -> (rows: [FetchedRow], tag: ManagedObject, existing: ObjectID, error: Error?, context: ManagedObjectContext) {
         let coordinator = try Fixtures.blogCoordinator(.inMemory())
         var request = BatchInsertRequest(entityName: "Tag", objects: [["name": "swift", "color": "orange"]])
         request.resultType = .objectIDs
@@ -115,11 +119,12 @@ import Testing
         tag["color"] = "red"
         var caught: Error?
         do { try context.save() } catch { caught = error }
-        return (try coordinator.fetch(FetchRequest(entityName: "Tag")), tag, existing, caught)
+        return (try coordinator.fetch(FetchRequest(entityName: "Tag")), tag, existing, caught, context)
     }
 
     @Test func uniqueConflictUnderErrorNamesBothObjects() throws {
-        let (rows, tag, existing, error) = try duplicateTag(.error)
+        let (rows, tag, existing, error, context) = try duplicateTag(.error)
+        defer { withExtendedLifetime(context) {} }
         let conflict = try #require((error as? MergeConflictError)?.conflicts.first)
         #expect(conflict.kind == .uniqueConstraint(attributes: ["name"]))
         #expect(conflict.existingObjectID == existing)
@@ -128,14 +133,16 @@ import Testing
     }
 
     @Test func uniqueConflictUnderObjectTrumpMergesOntoTheRow() throws {
-        let (rows, tag, existing, error) = try duplicateTag(.mergeByPropertyObjectTrump)
+        let (rows, tag, existing, error, context) = try duplicateTag(.mergeByPropertyObjectTrump)
+        defer { withExtendedLifetime(context) {} }
         #expect(error == nil)
         #expect(rows.count == 1 && rows[0]["color"] == "red")
         #expect(tag.objectID == existing && !tag.isInserted)
     }
 
     @Test func uniqueConflictUnderStoreTrumpTakesTheRow() throws {
-        let (rows, tag, existing, error) = try duplicateTag(.mergeByPropertyStoreTrump)
+        let (rows, tag, existing, error, context) = try duplicateTag(.mergeByPropertyStoreTrump)
+        defer { withExtendedLifetime(context) {} }
         #expect(error == nil)
         #expect(rows.count == 1 && rows[0]["color"] == "orange")
         #expect(tag.objectID == existing && tag["color"] == "orange")

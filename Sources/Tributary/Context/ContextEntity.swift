@@ -36,6 +36,10 @@ final class ContextEntity: Sendable {
     let defaults: [AttributeValue]
     /// Type of each attribute slot.
     let attributeTypes: [AttributeType]
+    /// The slots a save writes: all but derived attributes, which the store's triggers keep.
+    let writableSlots: [Int]
+    /// Whether the entity has derived attributes (its saved objects reload them).
+    var hasDerivedAttributes: Bool { writableSlots.count != slotNames.count }
 
     /// `SELECT _version, slots… FROM t WHERE _pk = ?`
     let selectByKeySQL: String
@@ -67,6 +71,8 @@ final class ContextEntity: Sendable {
         relationshipKinds = kinds
         columns = table.attributes.map { .attribute($0.type) } + table.foreignKeys.map { .toOne(entity: $0.destinationEntity) }
         attributeTypes = table.attributes.map(\.type)
+        writableSlots = slotNames.indices.filter { $0 >= table.attributes.count || !table.attributes[$0].isDerived }
+        let writable = writableSlots
         let validator = ValueValidator(table: table)
         // Defaults were checked when the model was made; one that does not convert stays nil.
         defaults = table.attributes.map { attribute in
@@ -76,9 +82,10 @@ final class ContextEntity: Sendable {
         let selected = (["\"_version\""] + columnList).joined(separator: ", ")
         selectByKeySQL = "SELECT \(selected) FROM \(quote(table.name)) WHERE \"_pk\" = ?"
         selectAllSQL = "SELECT \"_pk\", \(selected) FROM \(quote(table.name))"
-        insertSQL = columnList.isEmpty
+        let insertColumns = writable.map { columnList[$0] }
+        insertSQL = insertColumns.isEmpty
             ? "INSERT INTO \(quote(table.name)) DEFAULT VALUES"
-            : "INSERT INTO \(quote(table.name)) (\(columnList.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columnList.count).joined(separator: ", ")))"
+            : "INSERT INTO \(quote(table.name)) (\(insertColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))"
     }
 
     /// The attribute of slot `slot`, or nil for a relationship slot.

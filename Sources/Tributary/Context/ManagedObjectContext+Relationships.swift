@@ -11,6 +11,7 @@ extension ManagedObjectContext {
         let layout = object.layout
         try object.fireIfNeeded()
         if let slot = layout.slotIndex[key], slot < layout.attributeCount {
+            if layout.table.attributes[slot].isDerived { throw ValueValidator(table: layout.table).derived(key, row: nil).located(object.id.uriRepresentation) }
             if value.isNull || value.matches(layout.attributeTypes[slot]) {
                 object.values[slot] = value
             } else {

@@ -45,7 +45,7 @@ extension ManagedObjectContext {
                 continue
             }
             guard !object.isFaultState else { continue }
-            for slot in 0..<layout.slotNames.count where object.values[slot].isNull {
+            for slot in layout.writableSlots where object.values[slot].isNull {
                 let required = layout.attribute(at: slot).map { !$0.isOptional } ?? !layout.slotRelationships[slot - layout.attributeCount].isOptional
                 if required {
                     throw TributaryError(.missingValue, "'\(layout.slotNames[slot])' of \(layout.name) is required and has no value", location: object.id.uriRepresentation,
@@ -139,12 +139,12 @@ extension ManagedObjectContext {
                     statement = try db.cachedStatement(layout.insertSQL)
                     insertStatements[layout.index] = statement
                 }
-                for slot in 0..<object.values.count {
+                for (position, slot) in layout.writableSlots.enumerated() {
                     var value = object.values[slot]
                     if case .objectID(let target) = value, target.isTemporaryID {
                         if let key = keys[target.primaryKey] { value = .integer(key) } else { value = .null; pendingLinks.append((object, slot, target)) }
                     }
-                    try statement.bind(value, at: Int32(slot + 1))
+                    try statement.bind(value, at: Int32(position + 1))
                 }
                 db.lastInsertRowID = 0
                 do {
@@ -261,6 +261,12 @@ extension ManagedObjectContext {
             object.changedSlots = 0
             object.isInsertedState = false
             object.linkStates = []
+            // The store's triggers computed its derived attributes: read them when next used.
+            if object.layout.hasDerivedAttributes {
+                object.values = []
+                object.snapshot = []
+                object.isFaultState = true
+            }
         }
         for object in gone {
             unregister(object)
@@ -347,6 +353,7 @@ extension ManagedObjectContext {
                 let storeChanged = object.snapshot.isEmpty || storeValues[slot] != object.snapshot[slot]
                 if changed & bit != 0 && !storeChanged { write |= bit; merged[slot] = object.values[slot] }
             case .overwrite:
+                guard object.layout.attribute(at: slot)?.isDerived != true else { continue }
                 if object.values[slot] != storeValues[slot] { write |= bit }
                 merged[slot] = object.values[slot]
             case .rollback, .error:
@@ -390,7 +397,7 @@ extension ManagedObjectContext {
                 var mask: UInt64 = 0
                 var merged = storeValues
                 for slot in 0..<storeValues.count {
-                    let take = policy == .overwrite || object.changedSlots & (1 << UInt64(slot)) != 0
+                    let take = (policy == .overwrite && layout.attribute(at: slot)?.isDerived != true) || object.changedSlots & (1 << UInt64(slot)) != 0
                     if take { merged[slot] = object.values[slot] }
                     if take && resolved(object.values[slot], keys) != storeValues[slot] { mask |= 1 << UInt64(slot) }
                 }
