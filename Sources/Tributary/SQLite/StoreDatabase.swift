@@ -13,12 +13,15 @@ final class StoreDatabase: Sendable {
     let busyTimeout: TimeInterval
     /// Records history on the writer; enabled when the store tracks history.
     let recorder = HistoryRecorder()
+    /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
+    let poster: RemoteChangePoster?
 
-    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval) throws {
+    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, postsRemoteChanges: Bool = false) throws {
         self.path = path
         self.isInMemory = isInMemory
         self.isReadOnly = readOnly
         self.busyTimeout = busyTimeout
+        self.poster = postsRemoteChanges && !readOnly ? RemoteChangePoster(databasePath: path, isInMemory: isInMemory) : nil
         let options = ConnectionOptions(readOnly: false, create: !readOnly, busyTimeout: busyTimeout, isURI: isInMemory)
         if readOnly {
             writer = nil
@@ -50,7 +53,14 @@ final class StoreDatabase: Sendable {
 
     /// Runs `body` in an immediate write transaction on the writer; when history is
     /// on, the changes it made are recorded in the same transaction, under `metadata`.
+    /// After the commit, listeners of the store are told (when the store posts remote changes).
     func write<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> T {
+        let result = try writeTransaction(metadata, body)
+        poster?.didCommit()
+        return result
+    }
+
+    private func writeTransaction<T>(_ metadata: TransactionMetadata, _ body: (Connection) throws -> T) throws -> T {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
         writerLock.lock()
         defer { writerLock.unlock() }
@@ -99,7 +109,10 @@ final class StoreDatabase: Sendable {
         }
     }
 
-    func close() { readers.close() }
+    func close() {
+        readers.close()
+        poster?.close()
+    }
 
     /// Turns SQLite's lock and format errors into errors a user can act on.
     static func translate(_ error: SQLiteError, path: String, timeout: TimeInterval) -> Error {

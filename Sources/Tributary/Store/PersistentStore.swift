@@ -60,7 +60,8 @@ public final class PersistentStore: Sendable {
             inMemory = true
         }
         let database = try StoreDatabase(path: path, isInMemory: inMemory, readOnly: description.isReadOnly,
-                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout)
+                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout,
+                                         postsRemoteChanges: description.remoteChangeNotificationPost)
         let place = inMemory ? description.url.path : path
         do {
             let (identifier, effectiveModel, tracked) = description.isReadOnly
