@@ -174,6 +174,7 @@ public final class HistoryWatcher: Sendable {
             delivered += batch.count
             try advance(to: last.token)
             position = last.token
+            if Task.isCancelled { break }  // stop between batches; the next run continues from here
         }
         return delivered
     }
