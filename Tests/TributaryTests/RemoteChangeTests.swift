@@ -77,6 +77,23 @@ extension NotificationTests {
             await seen.cancel()
         }
 
+        @Test func aBurstFromAnotherProcessEndsOnItsLastToken() async throws {
+            let dir = TemporaryDirectory()
+            let coordinator = try Fixtures.blogCoordinator(notifyingDescription(dir.file("b.sqlite")))
+            let seen = await ChangeCollector.start(coordinator)
+            let rows = (0..<1_000).map { #"{"externalID": "ext-\#($0)", "title": "Post \#($0)", "createdAt": \#($0)}"# }.joined(separator: "\n")
+            let file = dir.file("posts.ndjson")
+            try Data(rows.utf8).write(to: file)
+            let result = try TributaryBinary.run(TributaryBinary.url, ["import", dir.file("b.sqlite").path, "--entity", "Post", "--batch-size", "1", file.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            let last = try coordinator.currentPersistentHistoryToken()
+            #expect(last.value == 1_000)
+            #expect(await Wait.until { seen.last?.historyToken == last })
+            let tokens = seen.all.compactMap(\.historyToken)
+            #expect(tokens == tokens.sorted())
+            await seen.cancel()
+        }
+
         /// Cancelling the iterating task ends the thread and closes every descriptor.
         @Test func cancellingReleasesTheThreadAndDescriptors() async throws {
             let dir = TemporaryDirectory()
