@@ -91,6 +91,19 @@ import Testing
         #expect(try consumerToken(store, "live") == 4)
     }
 
+    @Test func followWithoutAConsumerPrintsTheLastThenWhatCommits() async throws {
+        let store = try makeStore()
+        try importPosts(store, 0..<4)
+        let tail = try FollowingProcess(["tail", store, "-n", "2", "--follow", "--json", "--exclude-author", "bot"])
+        #expect(await Wait.until { tokens(tail.lines) == [3, 4] }, "printed: \(tail.lines)")
+        try importPosts(store, 4..<5, author: "bot")
+        try importPosts(store, 5..<7)
+        #expect(await Wait.until { tokens(tail.lines) == [3, 4, 6, 7] }, "printed: \(tail.lines)")
+        tail.signal(SIGINT)
+        #expect(tail.waitForExit() == 0)
+        #expect(try consumerToken(store, "bot") == nil)  // no consumer was made
+    }
+
     @Test func followKilledAndRestartedResumesWithoutGapOrDuplicate() async throws {
         let store = try makeStore()
         let first = try FollowingProcess(["tail", store, "--follow", "--consumer", "k", "--json"])
