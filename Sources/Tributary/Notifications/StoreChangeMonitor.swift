@@ -176,10 +176,15 @@ final class StoreChangeMonitor: Sendable {
         var token: Int64?
     }
 
+    /// Both in one statement: one read transaction per wake.
     private func snapshot(_ connection: Connection) -> Snapshot {
-        let version = try? connection.scalar("PRAGMA data_version")?.integerValue
-        let token = target.isHistoryTracked ? (try? connection.scalar(HistorySchema.newestTokenSQL)?.integerValue) ?? 0 : nil
-        return Snapshot(dataVersion: version, token: token)
+        let sql = target.isHistoryTracked
+            ? "SELECT (SELECT data_version FROM pragma_data_version()), (\(HistorySchema.newestTokenSQL))"
+            : "SELECT (SELECT data_version FROM pragma_data_version()), NULL"
+        guard let statement = try? connection.cachedStatement(sql) else { return Snapshot() }
+        defer { statement.reset() }
+        guard (try? statement.step()) == true else { return Snapshot() }
+        return Snapshot(dataVersion: statement.int64(at: 0), token: target.isHistoryTracked ? statement.int64(at: 1) : nil)
     }
 }
 
