@@ -30,10 +30,11 @@ final class RemoteChangeHub: Sendable {
         }
     }
 
-    /// Wakes every monitor of the store `key` in this process.
-    func post(key: String) {
+    /// Tells every monitor of the store `key` in this process about a commit, which
+    /// recorded history up to `token` (nil when it recorded none).
+    func post(key: String, token: Int64?) {
         let targets = monitors.withLock { $0[key].map { Array($0.values) } ?? [] }
-        for monitor in targets { monitor.wake() }
+        for monitor in targets { monitor.posted(token: token) }
     }
 }
 
@@ -55,9 +56,9 @@ final class RemoteChangePoster: Sendable {
         sidecar = isInMemory ? nil : Self.sidecarPath(of: databasePath)
     }
 
-    /// Called after each commit, outside the writer lock.
-    func didCommit() {
-        RemoteChangeHub.shared.post(key: key)
+    /// Called after each commit, outside the writer lock, with the history token it recorded.
+    func didCommit(token: Int64?) {
+        RemoteChangeHub.shared.post(key: key, token: token)
         guard let sidecar else { return }
         descriptor.withLock { state in
             guard !state.closed else { return }

@@ -5,7 +5,9 @@ import Synchronization
 /// Listens for commits to one store on a thread of its own, and reports each change it
 /// sees. The thread sleeps in `poll(2)` on two descriptors:
 ///
-/// - a pipe that posters in this process (``RemoteChangeHub``) and ``stop()`` write to;
+/// - a pipe that posters in this process (``RemoteChangeHub``) and ``stop()`` write to
+///   (a poster in this process whose commit recorded history also reports the change
+///   itself, at once, without waiting for the thread);
 /// - for a file store, an inotify descriptor watching the database file, its `-wal` file
 ///   and the `-notify` sidecar that Tributary posters in other processes touch after
 ///   each commit; a commit by any other program (the `sqlite3` shell) writes the WAL.
@@ -13,7 +15,9 @@ import Synchronization
 /// On a wake it reads `PRAGMA data_version` (which changes whenever another connection
 /// commits) and the newest history token on a connection of its own, and reports a
 /// change only when one of them moved, so file events that are not commits cost one
-/// query. A WAL write can wake it a moment before the writer publishes its commit in the
+/// query. Changes are reported in token order: one older than the newest reported is
+/// dropped. A commit may be reported twice (by its poster and by the thread), never
+/// not at all. A WAL write can wake it a moment before the writer publishes its commit in the
 /// shared-memory index; when a file event shows nothing new it looks again after 1, 4, 16,
 /// 64 and 256 ms. Without any event it still looks every 5 s, as a safety net.
 final class StoreChangeMonitor: Sendable {
@@ -43,6 +47,9 @@ final class StoreChangeMonitor: Sendable {
     private let wakeWriteFD: Int32
     private let state = Mutex<(stopped: Bool, wakeClosed: Bool)>((false, false))
     private let deliver: @Sendable (RemoteChange) -> Void
+    /// The newest token reported; reporting happens under this lock, so that changes
+    /// from the thread and from posters leave in token order.
+    private let newestReported = Mutex<Int64?>(nil)
     private let finish: @Sendable () -> Void
 
     /// Starts listening; returns once the thread has taken its baseline, so that every
@@ -71,6 +78,24 @@ final class StoreChangeMonitor: Sendable {
         }
         thread.start()
         ready.wait()
+    }
+
+    /// A commit by a poster of this process: reports it at once when it recorded
+    /// history (the thread could only add a hop), and wakes the thread.
+    func posted(token: Int64?) {
+        if let token, target.isHistoryTracked { report(token: token) }
+        wake()
+    }
+
+    /// Reports a change unless a newer one was reported already.
+    private func report(token: Int64?) {
+        newestReported.withLock { newest in
+            if let token {
+                if let newest, token < newest { return }
+                newest = token
+            }
+            deliver(RemoteChange(storeURL: target.storeURL, historyToken: token.map { PersistentHistoryToken(value: $0, storeID: target.storeID) }))
+        }
     }
 
     /// Wakes the thread to look for a commit.
@@ -153,7 +178,7 @@ final class StoreChangeMonitor: Sendable {
             if now != last || (posted && target.isInMemory) {
                 last = now
                 settle = nil
-                deliver(RemoteChange(storeURL: target.storeURL, historyToken: now.token.map { PersistentHistoryToken(value: $0, storeID: target.storeID) }))
+                report(token: now.token)
             } else if touched {
                 settle = 0
             } else if let step = settle {

@@ -55,20 +55,21 @@ final class StoreDatabase: Sendable {
     /// on, the changes it made are recorded in the same transaction, under `metadata`.
     /// After the commit, listeners of the store are told (when the store posts remote changes).
     func write<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> T {
-        let result = try writeTransaction(metadata, body)
-        poster?.didCommit()
+        let (result, token) = try writeTransaction(metadata, body)
+        poster?.didCommit(token: token)
         return result
     }
 
-    private func writeTransaction<T>(_ metadata: TransactionMetadata, _ body: (Connection) throws -> T) throws -> T {
+    /// The transaction, and the history token it recorded (nil when it recorded none).
+    private func writeTransaction<T>(_ metadata: TransactionMetadata, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
         writerLock.lock()
         defer { writerLock.unlock() }
         do {
             return try writer.transaction("IMMEDIATE") {
                 let result = try body(writer)
-                if recorder.isEnabled { _ = try recorder.commit(on: writer, metadata: metadata) }
-                return result
+                let token = recorder.isEnabled ? try recorder.commit(on: writer, metadata: metadata) : nil
+                return (result, token)
             }
         } catch let error as SQLiteError {
             recorder.discard()
