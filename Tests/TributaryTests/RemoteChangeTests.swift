@@ -63,7 +63,8 @@ extension NotificationTests {
             let description = notifyingDescription(PersistentStoreDescription.inMemory(named: "burst-\(UUID().uuidString)").url)
             let writer = try Fixtures.blogCoordinator(description)
             let listener = try Fixtures.blogCoordinator(description)
-            let seen = await ChangeCollector.start(listener)
+            // A reader that takes a millisecond per change cannot keep up: what waits coalesces.
+            let seen = await ChangeCollector.start(listener, delay: .milliseconds(1))
             let commits = 10_000
             for i in 0..<commits {
                 try writer.execute(BatchInsertRequest(entityName: "Tag", objects: [["name": .string("t\(i)")]]))
@@ -72,7 +73,7 @@ extension NotificationTests {
             #expect(last.value == Int64(commits))
             #expect(await Wait.until { seen.last?.historyToken == last })
             let tokens = seen.all.compactMap(\.historyToken)
-            #expect(tokens.count <= commits)
+            #expect(tokens.count < commits / 2)
             #expect(tokens == tokens.sorted())
             await seen.cancel()
         }

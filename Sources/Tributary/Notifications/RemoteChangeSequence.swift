@@ -6,7 +6,7 @@ import Foundation
 /// Listening starts when iteration starts (``makeAsyncIterator()``) and every commit
 /// after that is reported, by this coordinator, another coordinator in the process or
 /// another process. At most one change waits unread: a burst coalesces into its newest
-/// change. Cancelling the iterating task, or dropping the iterator, stops listening and
+/// change. Changes come in token order; a commit may be reported twice. Cancelling the iterating task, or dropping the iterator, stops listening and
 /// releases the thread and descriptors it used. A coordinator without a store gives an
 /// empty sequence.
 ///

@@ -83,7 +83,11 @@ final class StoreChangeMonitor: Sendable {
     /// A commit by a poster of this process: reports it at once when it recorded
     /// history (the thread could only add a hop), and wakes the thread.
     func posted(token: Int64?) {
-        if let token, target.isHistoryTracked { report(token: token) }
+        if let token, target.isHistoryTracked {
+            report(token: token)
+            // An in-memory store has no file events: the thread would only say it again.
+            if target.isInMemory { return }
+        }
         wake()
     }
 

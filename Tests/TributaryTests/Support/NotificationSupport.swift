@@ -13,13 +13,17 @@ final class ChangeCollector: Sendable {
     private let changes = Mutex<[RemoteChange]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    static func start(_ coordinator: PersistentStoreCoordinator) async -> ChangeCollector {
+    /// Starts collecting; a `delay` makes the collector a slow reader, spending that long on each change.
+    static func start(_ coordinator: PersistentStoreCoordinator, delay: Duration? = nil) async -> ChangeCollector {
         let collector = ChangeCollector()
         await withCheckedContinuation { (listening: CheckedContinuation<Void, Never>) in
             collector.task.withLock { $0 = Task {
                 var iterator = coordinator.remoteChanges.makeAsyncIterator()
                 listening.resume()
-                while let change = await iterator.next() { collector.append(change) }
+                while let change = await iterator.next() {
+                    collector.append(change)
+                    if let delay { try? await Task.sleep(for: delay) }
+                }
             } }
         }
         return collector
