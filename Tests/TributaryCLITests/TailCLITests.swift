@@ -79,6 +79,22 @@ import Testing
         #expect(plain.stderr.contains("does not track history"))
     }
 
+    @Test func anExpiredConsumerEndsTailWithTheWayOut() throws {
+        let store = try makeStore()
+        try CLI.run(["consumers", store, "add", "slow"])
+        try importPosts(store, 0..<3)
+        let token = try CLI.run(["token", store]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let prune = try CLI.run(["prune", store, "--before", token])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        for arguments in [["tail", store, "--consumer", "slow"], ["tail", store, "--consumer", "slow", "--follow"]] {
+            let result = try CLI.run(arguments)
+            #expect(result.status != 0)
+            #expect(result.stderrLines.count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("was pruned"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
     @Test func followEndsCleanlyOnSIGTERMWithTheConsumerCommitted() async throws {
         let store = try makeStore()
         try importPosts(store, 0..<1)
