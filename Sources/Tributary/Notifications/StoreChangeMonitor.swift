@@ -163,7 +163,7 @@ final class StoreChangeMonitor: Sendable {
             return
         }
         // Reading first makes SQLite create the -wal file, so that it can be watched.
-        var last = snapshot(connection)
+        var last = snapshot(connection) ?? Snapshot()
         if !target.isInMemory { files = FileWatch(databasePath: target.databasePath) }
         ready.signal()
         guard wakeFD >= 0 else { return }
@@ -173,12 +173,18 @@ final class StoreChangeMonitor: Sendable {
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             if let files { fds.append(pollfd(fd: files.descriptor, events: Int16(POLLIN), revents: 0)) }
             let timeout = settle.map { Self.settleMilliseconds[$0] } ?? Self.safetyPollMilliseconds
-            let ready = poll(&fds, nfds_t(fds.count), timeout)
-            if ready < 0 && errno == EINTR { continue }
+            if poll(&fds, nfds_t(fds.count), timeout) < 0 {
+                if errno == EINTR { continue }
+                break  // the descriptors are unusable: end as if stopped
+            }
             if isStopped { break }
             let posted = drainPipe()
             let touched = files?.drain() ?? false
-            let now = snapshot(connection)
+            guard let now = snapshot(connection) else {
+                // The store could not be read just now: look again, backing off to 256 ms.
+                settle = min((settle ?? -1) + 1, Self.settleMilliseconds.count - 1)
+                continue
+            }
             if now != last || (posted && target.isInMemory) {
                 last = now
                 settle = nil
@@ -205,14 +211,15 @@ final class StoreChangeMonitor: Sendable {
         var token: Int64?
     }
 
-    /// Both in one statement: one read transaction per wake.
-    private func snapshot(_ connection: Connection) -> Snapshot {
+    /// Both in one statement: one read transaction per wake. Nil when the store cannot
+    /// be read (a lock held through recovery).
+    private func snapshot(_ connection: Connection) -> Snapshot? {
         let sql = target.isHistoryTracked
             ? "SELECT (SELECT data_version FROM pragma_data_version()), (\(HistorySchema.newestTokenSQL))"
             : "SELECT (SELECT data_version FROM pragma_data_version()), NULL"
-        guard let statement = try? connection.cachedStatement(sql) else { return Snapshot() }
+        guard let statement = try? connection.cachedStatement(sql) else { return nil }
         defer { statement.reset() }
-        guard (try? statement.step()) == true else { return Snapshot() }
+        guard (try? statement.step()) == true else { return nil }
         return Snapshot(dataVersion: statement.int64(at: 0), token: target.isHistoryTracked ? statement.int64(at: 1) : nil)
     }
 }
