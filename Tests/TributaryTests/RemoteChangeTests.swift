@@ -121,6 +121,13 @@ extension NotificationTests {
             #expect(StoreChangeMonitor.openDescriptors.load(ordering: .relaxed) == 0)
         }
 
+        @Test func aCoordinatorWithoutAStoreGivesAnEmptySequence() async {
+            var count = 0
+            for await _ in PersistentStoreCoordinator().remoteChanges { count += 1 }
+            #expect(count == 0)
+            #expect(StoreChangeMonitor.liveThreads.load(ordering: .relaxed) == 0)
+        }
+
         /// Leaving a `for await` loop early stops listening too.
         @Test func breakingOutOfTheLoopStopsListening() async throws {
             let coordinator = try Fixtures.blogCoordinator(notifyingDescription(PersistentStoreDescription.inMemory(named: "break-\(UUID().uuidString)").url))
