@@ -45,6 +45,17 @@ extension NotificationTests {
             await seen.cancel()
         }
 
+        @Test func anotherProcessSeesThisOnesSaves() async throws {
+            let dir = TemporaryDirectory()
+            let coordinator = try Fixtures.blogCoordinator(notifyingDescription(dir.file("peer.sqlite")))
+            let peer = try RunningTributary(["tail", dir.file("peer.sqlite").path, "--follow", "--consumer", "peer", "--json"])
+            #expect(await Wait.until { (try? coordinator.historyConsumer(named: "peer")) != nil })
+            let token = try insertPost(coordinator, 1, author: "here")
+            #expect(await Wait.until { peer.text.contains(#""token":"\#(token)""#) }, "the peer printed: \(peer.text)")
+            #expect(peer.terminate() == 0)
+            #expect(try coordinator.historyConsumer(named: "peer").token == token)
+        }
+
         @Test func aCommitByTheSQLiteShellWakesTheListener() async throws {
             let dir = TemporaryDirectory()
             let coordinator = try Fixtures.blogCoordinator(notifyingDescription(dir.file("s.sqlite")))

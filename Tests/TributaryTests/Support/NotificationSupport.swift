@@ -98,3 +98,39 @@ func insertPost(_ coordinator: PersistentStoreCoordinator, _ i: Int, author: Str
     try coordinator.execute(request)
     return try coordinator.currentPersistentHistoryToken()
 }
+
+/// A `tributary` process left running, its standard output collected as it comes.
+final class RunningTributary: Sendable {
+    private let process: Process
+    private let output = Mutex("")
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = TributaryBinary.url
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let reader = out.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                append(data)
+            }
+        }.start()
+    }
+
+    private func append(_ data: Data) { output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+
+    var text: String { output.withLock { $0 } }
+
+    /// Sends SIGTERM and waits; the exit status.
+    func terminate() -> Int32 {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
