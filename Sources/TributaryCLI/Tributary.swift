@@ -12,7 +12,7 @@ struct TributaryCommand: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
-            HistoryCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
+            HistoryCommand.self, TailCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
             ExplainCommand.self, DemoCommand.self,
         ]
     )

@@ -36,6 +36,9 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
             return [Measurement(name: "diagnostic_history_decode_only", value: Double(decoded) / seconds, unit: "changes/s", goal: ">= 0")]
         }
     }),
+    (["notify_in_process_p99_ms"], NotificationBenchmarks.inProcess),
+    (["notify_cross_process_p50_ms", "notify_cross_process_p99_ms"], NotificationBenchmarks.crossProcess),
+    (["idle_watcher_cpu_ms_per_min"], NotificationBenchmarks.idleWatcher),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {
@@ -43,6 +46,15 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
         return [Measurement(name: "diagnostic_tributary_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]
     }),
 ]
+
+// The second process of the cross-process notification benchmark.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == NotificationBenchmarks.writerFlag {
+    do { try NotificationBenchmarks.writerProcess(CommandLine.arguments[2]) } catch {
+        FileHandle.standardError.write(Data("notify writer failed: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 
 let prefixes = Array(CommandLine.arguments.dropFirst())
 var failed = false

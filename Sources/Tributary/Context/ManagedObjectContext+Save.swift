@@ -78,7 +78,7 @@ extension ManagedObjectContext {
         var droppedLinks: Set<ObjectIdentifier> = []
         var deletedKeys: [String: Set<Int64>] = [:]
 
-        try store.database.write(metadata) { db in
+        let (_, token) = try store.database.writeReturningToken(metadata) { db in
             // 1. Optimistic locking: the rows' versions now.
             var writes: [(ManagedObject, UInt64, Int64, [AttributeValue])] = []   // object, slots to write, version before, values after
             var conflicts: [MergeConflict] = []
@@ -209,7 +209,9 @@ extension ManagedObjectContext {
             for (entity, keys) in byEntity.sorted(by: { $0.key < $1.key }) { try deleter.delete(keys, of: entity, on: db) }
             deletedKeys = deleter.deleted
         }
-        return finishStoreSave(objects: objects, outcomes: outcomes, gone: gone, deletedKeys: deletedKeys, store: store)
+        var notification = finishStoreSave(objects: objects, outcomes: outcomes, gone: gone, deletedKeys: deletedKeys, store: store)
+        notification.historyToken = token.map { PersistentHistoryToken(value: $0, storeID: store.identifier) }
+        return notification
     }
 
     /// Applies a committed save to the objects and builds its notification.

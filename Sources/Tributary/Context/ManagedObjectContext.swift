@@ -58,6 +58,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var objectTypes: [ManagedObject.Type?] = []
     var children: [WeakContext] = []
     var didSaveContinuations: [UUID: AsyncStream<ContextDidSave>.Continuation] = [:]
+    /// Merges other coordinators' and processes' saves while ``automaticallyMergesChangesFromParent`` is on.
+    var remoteMerging: Task<Void, Never>?
 
     /// A top-level context over `coordinator`'s store.
     ///
@@ -88,6 +90,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     deinit {
         for continuation in didSaveContinuations.values { continuation.finish() }
+        remoteMerging?.cancel()
     }
 
     // MARK: Settings
@@ -110,11 +113,22 @@ public final class ManagedObjectContext: @unchecked Sendable {
         set { withLock { mergePolicyValue = newValue } }
     }
 
-    /// Whether the context merges, on its own queue, the saves of its parent
-    /// (for a child) or of the other contexts of its coordinator (for a top-level context).
+    /// Whether the context merges, on its own queue, the saves of its parent (for a
+    /// child), or (for a top-level context) those of the other contexts of its
+    /// coordinator and, when the store posts remote change notifications
+    /// (``PersistentStoreDescription/remoteChangeNotificationPost``), through a
+    /// ``HistoryWatcher`` those of other coordinators and processes (with history
+    /// tracking; without it, a remote change refreshes every object).
     public var automaticallyMergesChangesFromParent: Bool {
         get { autoMergeValue.load(ordering: .acquiring) }
-        set { autoMergeValue.store(newValue, ordering: .releasing) }
+        set {
+            autoMergeValue.store(newValue, ordering: .releasing)
+            if parent == nil {
+                withLock {
+                    if !newValue { stopRemoteMerging() } else if let storeValue { startRemoteMerging(storeValue) }
+                }
+            }
+        }
     }
 
     /// When a fault's row is gone: true (the default) marks the object deleted
@@ -167,6 +181,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         storeValue = store
         registry = Array(repeating: [:], count: store.contextSchema.entities.count)
         objectTypes = Array(repeating: nil, count: store.contextSchema.entities.count)
+        if parent == nil && automaticallyMergesChangesFromParent { startRemoteMerging(store) }
         return store
     }
 

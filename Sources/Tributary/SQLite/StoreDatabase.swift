@@ -13,12 +13,15 @@ final class StoreDatabase: Sendable {
     let busyTimeout: TimeInterval
     /// Records history on the writer; enabled when the store tracks history.
     let recorder = HistoryRecorder()
+    /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
+    let poster: RemoteChangePoster?
 
-    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment()) throws {
+    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment(), postsRemoteChanges: Bool = false) throws {
         self.path = path
         self.isInMemory = isInMemory
         self.isReadOnly = readOnly
         self.busyTimeout = busyTimeout
+        self.poster = postsRemoteChanges && !readOnly ? RemoteChangePoster(databasePath: path, isInMemory: isInMemory) : nil
         let options = ConnectionOptions(readOnly: false, create: !readOnly, busyTimeout: busyTimeout, isURI: isInMemory, sqlDebug: sqlDebug)
         if readOnly {
             writer = nil
@@ -50,15 +53,28 @@ final class StoreDatabase: Sendable {
 
     /// Runs `body` in an immediate write transaction on the writer; when history is
     /// on, the changes it made are recorded in the same transaction, under `metadata`.
+    /// After the commit, listeners of the store are told (when the store posts remote changes).
     func write<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> T {
+        try writeReturningToken(metadata, body).0
+    }
+
+    /// ``write(_:_:)``, also giving the history token the transaction recorded (nil when none).
+    func writeReturningToken<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> (T, Int64?) {
+        let (result, token) = try writeTransaction(metadata, body)
+        poster?.didCommit(token: token)
+        return (result, token)
+    }
+
+    /// The transaction, and the history token it recorded (nil when it recorded none).
+    private func writeTransaction<T>(_ metadata: TransactionMetadata, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
         writerLock.lock()
         defer { writerLock.unlock() }
         do {
             return try writer.transaction("IMMEDIATE") {
                 let result = try body(writer)
-                if recorder.isEnabled { _ = try recorder.commit(on: writer, metadata: metadata) }
-                return result
+                let token = recorder.isEnabled ? try recorder.commit(on: writer, metadata: metadata) : nil
+                return (result, token)
             }
         } catch let error as SQLiteError {
             recorder.discard()
@@ -99,7 +115,10 @@ final class StoreDatabase: Sendable {
         }
     }
 
-    func close() { readers.close() }
+    func close() {
+        readers.close()
+        poster?.close()
+    }
 
     /// Turns SQLite's lock and format errors into errors a user can act on.
     static func translate(_ error: SQLiteError, path: String, timeout: TimeInterval) -> Error {

@@ -66,7 +66,8 @@ public final class PersistentStore: Sendable {
             inMemory = true
         }
         let database = try StoreDatabase(path: path, isInMemory: inMemory, readOnly: description.isReadOnly,
-                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug)
+                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug,
+                                         postsRemoteChanges: description.remoteChangeNotificationPost)
         let place = inMemory ? description.url.path : path
         do {
             let (identifier, effectiveModel, tracked) = description.isReadOnly

@@ -1,0 +1,80 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The process-wide registry of listening monitors, by store: a commit posted by one
+/// coordinator wakes every monitor of the same store in the process at once, without
+/// going through the file system (and for named in-memory stores, which have no file).
+final class RemoteChangeHub: Sendable {
+    static let shared = RemoteChangeHub()
+
+    private let monitors = Mutex<[String: [ObjectIdentifier: StoreChangeMonitor]]>([:])
+
+    /// The key of a store in the registry: the memdb URI of an in-memory store, the
+    /// real path of a file store (so that two spellings of one path meet).
+    static func key(databasePath: String, isInMemory: Bool) -> String {
+        if isInMemory { return databasePath }
+        guard let resolved = realpath(databasePath, nil) else { return databasePath }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    func register(_ monitor: StoreChangeMonitor) {
+        monitors.withLock { $0[monitor.key, default: [:]][ObjectIdentifier(monitor)] = monitor }
+    }
+
+    func unregister(_ monitor: StoreChangeMonitor) {
+        monitors.withLock { all in
+            all[monitor.key]?[ObjectIdentifier(monitor)] = nil
+            if all[monitor.key]?.isEmpty == true { all[monitor.key] = nil }
+        }
+    }
+
+    /// Tells every monitor of the store `key` in this process about a commit, which
+    /// recorded history up to `token` (nil when it recorded none).
+    func post(key: String, token: Int64?) {
+        let targets = monitors.withLock { $0[key].map { Array($0.values) } ?? [] }
+        for monitor in targets { monitor.posted(token: token) }
+    }
+}
+
+/// Posts a store's commits: to the monitors of this process through the hub, and to
+/// other processes by touching the store's `-notify` sidecar file, which their
+/// monitors watch with inotify.
+final class RemoteChangePoster: Sendable {
+    /// The sidecar file other processes watch: `STORE-notify`.
+    static func sidecarPath(of databasePath: String) -> String { databasePath + "-notify" }
+
+    private let key: String
+    private let sidecar: String?
+    /// The sidecar's open descriptor (-1 before the first post or when it cannot be opened),
+    /// and whether the poster is closed.
+    private let descriptor = Mutex<(fd: Int32, closed: Bool)>((-1, false))
+
+    init(databasePath: String, isInMemory: Bool) {
+        key = RemoteChangeHub.key(databasePath: databasePath, isInMemory: isInMemory)
+        sidecar = isInMemory ? nil : Self.sidecarPath(of: databasePath)
+    }
+
+    /// Called after each commit, outside the writer lock, with the history token it recorded.
+    func didCommit(token: Int64?) {
+        RemoteChangeHub.shared.post(key: key, token: token)
+        guard let sidecar else { return }
+        descriptor.withLock { state in
+            guard !state.closed else { return }
+            if state.fd < 0 {
+                state.fd = open(sidecar, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+                guard state.fd >= 0 else { state.closed = true; return }  // unwritable directory: in-process posts only
+            }
+            var byte: UInt8 = 0x2A
+            _ = pwrite(state.fd, &byte, 1, 0)
+        }
+    }
+
+    func close() {
+        descriptor.withLock { state in
+            if state.fd >= 0 { _ = Glibc.close(state.fd) }
+            state = (-1, true)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import Tributary
+
+/// `tributary tail STORE [filters] [-n N] [--follow] [--consumer NAME] [--json]`.
+struct TailCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tail",
+        abstract: "Print the newest history transactions, and with --follow those that commit from now on.",
+        discussion: """
+            Without --consumer, prints the last N matching transactions. With --consumer NAME, prints \
+            what commits after that consumer's position (a new consumer starts at the current token) \
+            and commits the consumer as it prints, so that a restarted tail continues where it stopped. \
+            With --follow, keeps printing until interrupted (SIGINT or SIGTERM end it with status 0).
+            Example: tributary tail blog.sqlite --follow --consumer audit --exclude-author importer
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var filters: HistoryFilterOptions
+
+    @Option(name: [.customShort("n"), .customLong("lines")], help: "How many of the last matching transactions to print first (without --consumer).")
+    var count = 10
+
+    @Flag(name: [.customShort("f"), .long], help: "Keep printing transactions as they commit, until SIGINT or SIGTERM.")
+    var follow = false
+
+    @Option(name: .long, help: "Start after this consumer's position and commit it as transactions are printed.")
+    var consumer: String?
+
+    @Flag(name: .long, help: "NDJSON: one transaction a line, with its changes.")
+    var json = false
+
+    func validate() throws {
+        guard count >= 0 else { throw ValidationError("-n must be 0 or more, not \(count)") }
+        if follow && filters.through != nil { throw ValidationError("--through cannot be combined with --follow, which has no end") }
+        if consumer != nil && (filters.after != nil || filters.through != nil) {
+            throw ValidationError("--consumer starts after the consumer's own position: leave out --after and --through")
+        }
+    }
+
+    func run() async throws {
+        let coordinator = try storeOptions.open(readOnly: consumer == nil)
+        let filter = try filters.filter()
+        var configuration = HistoryWatcher.Configuration(consumerName: consumer)
+        configuration.filter = filter
+        configuration.batchSize = 200
+        if consumer == nil {
+            let head = try coordinator.currentPersistentHistoryToken()
+            try printLast(coordinator, filter: filter, through: head)
+            guard follow else { return }
+            configuration.startToken = filter.after.map { max($0, head) } ?? head
+        }
+        let watcher = try HistoryWatcher(coordinator: coordinator, configuration: configuration)
+        guard follow else {
+            try await watcher.deliverPending { write($0) }
+            return
+        }
+        try await followUntilSignalled(watcher)
+    }
+
+    /// Prints the last `count` transactions matching `filter` up to `through`.
+    private func printLast(_ coordinator: PersistentStoreCoordinator, filter: HistoryFilter, through head: PersistentHistoryToken) throws {
+        guard count > 0 else { return }
+        var bounded = filter
+        bounded.through = filter.through.map { min($0, head) } ?? head
+        var request = PersistentHistoryChangeRequest.fetchHistory(withFilter: bounded)
+        request.fetchBatchSize = 200
+        var last: [PersistentHistoryTransaction] = []
+        try coordinator.enumerateHistory(request) { batch in
+            last += batch
+            if last.count > count { last.removeFirst(last.count - count) }
+        }
+        write(last)
+    }
+
+    /// Runs the watcher until SIGINT or SIGTERM; a consumer that is gone or expired ends it with an error.
+    private func followUntilSignalled(_ watcher: HistoryWatcher) async throws {
+        let fatal = Mutex<(any Error)?>(nil)
+        let task = Task {
+            await watcher.run(reporting: { event in
+                guard case .failed(let failure) = event else { return }
+                if let error = failure.error as? TributaryError, [.historyExpired, .unknownConsumer, .historyNotTracked].contains(error.code) {
+                    fatal.withLock { $0 = error }
+                    withUnsafeCurrentTask { $0?.cancel() }
+                } else {
+                    Console.warn("tail: \(failure.error) (attempt \(failure.attempt), retrying in \(failure.retryIn))")
+                }
+            }) { batch in write(batch) }
+        }
+        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return source
+        }
+        await task.value
+        for source in signals { source.cancel() }
+        if let error = fatal.withLock({ $0 }) { throw error }
+    }
+
+    /// Writes transactions straight to standard output (not through a buffer), before
+    /// the consumer is committed, so that a killed tail has printed all it committed.
+    private func write(_ transactions: [PersistentHistoryTransaction]) {
+        guard !transactions.isEmpty else { return }
+        var out = ""
+        for transaction in transactions {
+            out += json ? transaction.jsonLine + "\n" : HistoryFormatter.lines(transaction).joined(separator: "\n") + "\n"
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+}

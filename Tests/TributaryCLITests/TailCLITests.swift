@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// `tributary tail`: the last N transactions, a consumer's pending ones, and `--follow`
+/// ended by SIGTERM or killed and restarted.
+@Suite struct TailCLITests {
+    let scratch = Scratch()
+
+    func makeStore() throws -> String {
+        let store = scratch.path("t.sqlite")
+        let result = try CLI.run(["init", store, "--model", CLI.blogModel, "--history"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return store
+    }
+
+    /// Imports posts `range`, one transaction each.
+    func importPosts(_ store: String, _ range: Range<Int>, author: String = "importer") throws {
+        let lines = range.map { #"{"externalID": "ext-\#($0)", "title": "Post \#($0)", "createdAt": \#($0)}"# }.joined(separator: "\n") + "\n"
+        let result = try CLI.run(["import", store, "--entity", "Post", "--batch-size", "1", "--author", author, "-"], stdin: lines)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// The token values of NDJSON transaction lines.
+    func tokens(_ lines: [String]) -> [Int] {
+        lines.compactMap { line in
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return (object?["token"] as? String)?.split(separator: "-").first.flatMap { Int($0) }
+        }
+    }
+
+    /// A consumer's token value, from `consumers list --json`.
+    func consumerToken(_ store: String, _ name: String) throws -> Int? {
+        let list = try CLI.run(["consumers", store, "list", "--json"])
+        let line = list.stdoutLines.first { $0.contains(#""name":"\#(name)""#) }
+        return line.map { tokens([$0]) }?.first
+    }
+
+    @Test func printsTheLastNMatchingTransactions() throws {
+        let store = try makeStore()
+        try importPosts(store, 0..<5)
+        try importPosts(store, 5..<6, author: "other")
+        let last = try CLI.run(["tail", store, "-n", "2", "--json"])
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(tokens(last.stdoutLines) == [5, 6])
+        #expect(tokens(try CLI.run(["tail", store, "--json", "--author", "importer"]).stdoutLines) == [1, 2, 3, 4, 5])
+        let update = try CLI.run(["update", store, "--entity", "Post", "--where", "externalID == 'ext-1'", "--set", "title=Renamed"])
+        #expect(update.status == 0, "\(update.stderr)")
+        let table = try CLI.run(["tail", store, "-n", "1"])
+        #expect(table.stdout.contains(#"title: "Post 1"  →  "Renamed""#))
+    }
+
+    @Test func aConsumerPrintsWhatCameAfterItAndCommits() throws {
+        let store = try makeStore()
+        try importPosts(store, 0..<2)
+        // A new consumer starts at the current token.
+        let first = try CLI.run(["tail", store, "--consumer", "audit", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.isEmpty)
+        try importPosts(store, 2..<5)
+        #expect(tokens(try CLI.run(["tail", store, "--consumer", "audit", "--json"]).stdoutLines) == [3, 4, 5])
+        #expect(try consumerToken(store, "audit") == 5)
+        #expect(try CLI.run(["tail", store, "--consumer", "audit", "--json"]).stdout.isEmpty)
+    }
+
+    @Test func badOptionsFailWithAClearLine() throws {
+        let store = try makeStore()
+        let through = try CLI.run(["tail", store, "--follow", "--through", "1-00000000"])
+        #expect(through.status != 0)
+        #expect(through.stderr.contains("--through cannot be combined with --follow"))
+        let both = try CLI.run(["tail", store, "--consumer", "c", "--after", "1-00000000"])
+        #expect(both.status != 0)
+        #expect(both.stderr.contains("leave out --after"))
+        let noHistory = scratch.path("plain.sqlite")
+        try CLI.run(["init", noHistory, "--model", CLI.blogModel])
+        let plain = try CLI.run(["tail", noHistory])
+        #expect(plain.status != 0)
+        #expect(plain.stderrLines.count == 1)
+        #expect(plain.stderr.contains("does not track history"))
+    }
+
+    @Test func anExpiredConsumerEndsTailWithTheWayOut() throws {
+        let store = try makeStore()
+        try CLI.run(["consumers", store, "add", "slow"])
+        try importPosts(store, 0..<3)
+        let token = try CLI.run(["token", store]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let prune = try CLI.run(["prune", store, "--before", token])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        for arguments in [["tail", store, "--consumer", "slow"], ["tail", store, "--consumer", "slow", "--follow"]] {
+            let result = try CLI.run(arguments)
+            #expect(result.status != 0)
+            #expect(result.stderrLines.count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("was pruned"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func followEndsCleanlyOnSIGTERMWithTheConsumerCommitted() async throws {
+        let store = try makeStore()
+        try importPosts(store, 0..<1)
+        let tail = try FollowingProcess(["tail", store, "--follow", "--consumer", "live", "--json"])
+        #expect(try await Wait.until { try consumerToken(store, "live") == 1 })
+        try importPosts(store, 1..<4)
+        #expect(await Wait.until { tokens(tail.lines) == [2, 3, 4] }, "printed: \(tail.lines)")
+        tail.signal(SIGTERM)
+        #expect(tail.waitForExit() == 0)
+        #expect(try consumerToken(store, "live") == 4)
+    }
+
+    @Test func followWithoutAConsumerPrintsTheLastThenWhatCommits() async throws {
+        let store = try makeStore()
+        try importPosts(store, 0..<4)
+        let tail = try FollowingProcess(["tail", store, "-n", "2", "--follow", "--json", "--exclude-author", "bot"])
+        #expect(await Wait.until { tokens(tail.lines) == [3, 4] }, "printed: \(tail.lines)")
+        try importPosts(store, 4..<5, author: "bot")
+        try importPosts(store, 5..<7)
+        #expect(await Wait.until { tokens(tail.lines) == [3, 4, 6, 7] }, "printed: \(tail.lines)")
+        tail.signal(SIGINT)
+        #expect(tail.waitForExit() == 0)
+        #expect(try consumerToken(store, "bot") == nil)  // no consumer was made
+    }
+
+    @Test func followKilledAndRestartedResumesWithoutGapOrDuplicate() async throws {
+        let store = try makeStore()
+        let first = try FollowingProcess(["tail", store, "--follow", "--consumer", "k", "--json"])
+        #expect(try await Wait.until { try consumerToken(store, "k") == 0 })
+        try importPosts(store, 0..<3)
+        #expect(await Wait.until { tokens(first.lines) == [1, 2, 3] }, "printed: \(first.lines)")
+        #expect(try await Wait.until { try consumerToken(store, "k") == 3 })
+        first.signal(SIGKILL)
+        #expect(first.waitForExit() == SIGKILL)
+        try importPosts(store, 3..<5)  // committed while no tail runs
+        let second = try FollowingProcess(["tail", store, "--follow", "--consumer", "k", "--json"])
+        #expect(await Wait.until { tokens(second.lines) == [4, 5] }, "printed: \(second.lines)")
+        try importPosts(store, 5..<6)
+        #expect(await Wait.until { tokens(second.lines) == [4, 5, 6] }, "printed: \(second.lines)")
+        second.signal(SIGINT)
+        #expect(second.waitForExit() == 0)
+        #expect(tokens(first.lines) + tokens(second.lines) == Array(1...6))
+    }
+}
+
+/// A `tributary` process left running, its standard output collected as it comes.
+final class FollowingProcess: Sendable {
+    private let process: Process
+    private let output = Mutex("")
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let reader = out.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                append(data)
+            }
+            finished.signal()
+        }.start()
+    }
+
+    private func append(_ data: Data) { output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+
+    /// The complete lines printed so far.
+    var lines: [String] {
+        output.withLock { text in
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            lines.removeLast()  // the part after the last newline
+            return lines.filter { !$0.isEmpty }
+        }
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the process to end; its exit status, or the signal that killed it.
+    func waitForExit() -> Int32 {
+        process.waitUntilExit()
+        finished.wait()
+        return process.terminationStatus
+    }
+}
+
+enum Wait {
+    /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+    static func until(_ timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return try condition()
+    }
+}
