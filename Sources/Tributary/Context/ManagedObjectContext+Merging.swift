@@ -124,6 +124,7 @@ extension ManagedObjectContext {
                 if let object = registeredObject(for: id) { refresh(object, mergeChanges: true) }
             }
             invalidateLinks()
+            for observer in changeObservers.values { observer(notification) }
             return children.compactMap(\.context)
         }
         for child in forward where child.automaticallyMergesChangesFromParent {
@@ -162,6 +163,7 @@ extension ManagedObjectContext {
     /// Tells observers, and merges into the contexts that merge automatically.
     func didSave(_ notification: ContextDidSave) {
         let (observers, kids) = withLock { (Array(didSaveContinuations.values), children.compactMap(\.context)) }
+        withLock { for observer in changeObservers.values { observer(notification) } }
         for observer in observers { observer.yield(notification) }
         if let parent {
             let siblings = parent.withLock { parent.children.compactMap(\.context) }

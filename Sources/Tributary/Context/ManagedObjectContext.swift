@@ -58,6 +58,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var objectTypes: [ManagedObject.Type?] = []
     var children: [WeakContext] = []
     var didSaveContinuations: [UUID: AsyncStream<ContextDidSave>.Continuation] = [:]
+    /// Told of every save and merge into this context, in this context's lock (fetched results controllers).
+    var changeObservers: [UUID: @Sendable (ContextDidSave) -> Void] = [:]
     /// Merges other coordinators' and processes' saves while ``automaticallyMergesChangesFromParent`` is on.
     var remoteMerging: Task<Void, Never>?
 

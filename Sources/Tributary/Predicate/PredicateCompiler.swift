@@ -145,10 +145,17 @@ struct PredicateCompiler {
         }
         guard let relationship = table.entity.relationship(named: first) else { throw unknown(first, in: table.entity) }
         let destination = try schema.table(relationship.destinationEntity)
+        if relationship.isToMany, path.count == 3, path[1] == "@min" || path[1] == "@max" {
+            // The smallest or largest value of an attribute over the members (`tags.@min.name`).
+            guard let attribute = destination.entity.attribute(named: path[2]) else { throw unknown(path[2], in: destination.entity) }
+            let inner = nextAlias()
+            let function = path[1] == "@min" ? "min" : "max"
+            return Scalar(sql: "(SELECT \(function)(\(inner).\(quote(attribute.name))) \(membership(relationship, table: table, alias: alias, destinationAlias: inner)))", kind: .attribute(attribute.type))
+        }
         if relationship.isToMany {
             guard path.count == 2, path[1] == "@count" else {
                 throw TributaryError(.invalidPredicate, "'\(name)' goes through the to-many relationship '\(first)'", location: "predicate key path '\(name)'",
-                                     hint: "say ANY, ALL or NONE before it, or use \(first).@count")
+                                     hint: "say ANY, ALL or NONE before it, or use \(first).@count, \(first).@min.KEY or \(first).@max.KEY")
             }
             let inner = nextAlias()
             return Scalar(sql: "(SELECT count(*) \(membership(relationship, table: table, alias: alias, destinationAlias: inner)))", kind: .attribute(.integer))
