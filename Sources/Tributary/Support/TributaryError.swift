@@ -58,6 +58,8 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let historyNotTracked = Code(rawValue: "historyNotTracked")
         /// A consumer name that is not registered.
         public static let unknownConsumer = Code(rawValue: "unknownConsumer")
+        /// A change stream (segments, manifest, dictionary) that is damaged, incomplete or has a gap.
+        public static let damagedStream = Code(rawValue: "damagedStream")
         /// An operating-system or SQLite failure.
         public static let io = Code(rawValue: "io")
     }
