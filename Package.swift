@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tributary", targets: ["Tributary"]),
+        .library(name: "TributaryStreams", targets: ["TributaryStreams"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
     dependencies: [
@@ -31,16 +32,25 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "TributaryStreams",
+            dependencies: ["Tributary"]
+        ),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
                 "Tributary",
+                "TributaryStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "TributaryTests",
             dependencies: ["Tributary", "CSQLite"]
+        ),
+        .testTarget(
+            name: "TributaryStreamsTests",
+            dependencies: ["TributaryStreams", "Tributary"]
         ),
         .testTarget(
             name: "TributaryCLITests",

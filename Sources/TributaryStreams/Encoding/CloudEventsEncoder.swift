@@ -1,0 +1,36 @@
+import Tributary
+
+/// CloudEvents 1.0 in structured JSON mode: `specversion`, `id` (the record's event ID),
+/// `source` (the store), `type` (`tributary.<entity>.<insert|update|delete|read>`), `subject`
+/// (the object), `time` (the commit), `datacontenttype` and `data` (the native record's fields).
+///
+/// ```swift
+/// var encoder = CloudEventsEncoder()
+/// encoder.encode(record, into: &bytes)
+/// // {"specversion":"1.0","id":"6f9619ff-…-7-0","source":"tributary://6f9619ff-…","type":"tributary.Tag.insert",…}
+/// ```
+public struct CloudEventsEncoder: RecordEncoder {
+    /// An encoder.
+    public init() {}
+
+    public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
+        var json = JSONWriter()
+        json.object { o in
+            o.field("specversion", "1.0")
+            o.field("id", record.eventID)
+            o.field("source", "tributary://" + record.storeID.uuidString.lowercased())
+            o.field("type", "tributary.\(record.entityName).\(record.operation.name)")
+            o.field("subject", .objectID(record.objectID))
+            o.field("time", .date(record.timestamp))
+            o.field("datacontenttype", "application/json")
+            o.key("data")
+            o.object { d in
+                d.field("position", record.position.description)
+                RecordBody.writeTransaction(record, to: &d)
+                RecordBody.write(record, to: &d)
+            }
+        }
+        buffer.append(contentsOf: json.text.utf8)
+        buffer.append(0x0A)
+    }
+}
