@@ -55,4 +55,7 @@ public struct ExportSummary: Sendable, Equatable {
     public var segments = 0
     /// The consumer's position after the pass.
     public var committedThrough: Int64 = 0
+
+    /// An empty summary.
+    public init() {}
 }

@@ -79,10 +79,11 @@ public struct StreamReplayer {
     /// Replays the stream into `target` through `limit` (the whole stream when nil). A target
     /// with rows is refused unless `resume`, which continues after the position saved by an
     /// earlier replay (or from the start: applying a record twice changes nothing).
-    public func replay(into target: PersistentStoreCoordinator, until limit: ReplayLimit? = nil, resume: Bool = false,
+    /// `verified` skips the check when the caller has just verified the stream.
+    public func replay(into target: PersistentStoreCoordinator, until limit: ReplayLimit? = nil, resume: Bool = false, verified: Bool = false,
                        progress: (Summary) -> Void = { _ in }) throws -> Summary {
         let verifier = StreamVerifier(directory: directory)
-        _ = try verifier.verify()
+        if !verified { _ = try verifier.verify() }
         let manifest = try verifier.checkedManifest()
         guard let store = target.persistentStores.first else { throw TributaryError(.noStore, "the target coordinator has no store") }
         let positionURL = Self.positionFile(for: store.url)
