@@ -17,8 +17,9 @@ public struct SnapshotObject: Sendable, Equatable {
 }
 
 extension PersistentStoreCoordinator {
-    /// Reads every row of the store (or of `entities`) and the current history token inside
-    /// one read transaction, so the rows are exactly the state at that token: a stream that
+    /// Reads every row of the store (or of `entities`) and the current history token (0 when
+    /// the store does not track history) inside one read transaction, so the rows are exactly
+    /// the state at that token: a stream that
     /// starts with this snapshot and continues with the history after the token loses nothing.
     /// Rows stream one at a time in primary-key order, entity by entity, in bounded memory.
     ///
@@ -28,13 +29,13 @@ extension PersistentStoreCoordinator {
     /// // then: history after token
     /// ```
     public func enumerateSnapshot(entities: [String] = [], begin: (PersistentHistoryToken) throws -> Void, _ body: (SnapshotObject) throws -> Void) throws {
-        let store = try requireHistoryStore()
+        let store = try requireStore()
         let schema = store.schema
         let names = entities.isEmpty ? store.model.entities.map(\.name) : entities
         let tables = try names.map { try schema.table($0) }
         let storeID = store.identifier
         try store.database.read { db in
-            let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
+            let newest = store.isHistoryTracked ? try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0 : 0
             try begin(PersistentHistoryToken(value: newest, storeID: storeID))
             for table in tables {
                 let query = try FetchQuery(FetchRequest(entityName: table.name), schema: schema)
