@@ -34,6 +34,9 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
             return [Measurement(name: "diagnostic_history_decode_only", value: Double(decoded) / seconds, unit: "changes/s", goal: ">= 0")]
         }
     }),
+    (["export_vs_zstd", "bytes_per_change", "bytes_per_change_dictionary"], StreamBenchmarks.exportVsZstd),
+    (["replay_vs_batch_insert"], StreamBenchmarks.replayVsBatchInsert),
+    (["export_peak_rss_mb", "replay_peak_rss_mb"], StreamBenchmarks.peakMemory),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {
@@ -41,6 +44,15 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
         return [Measurement(name: "diagnostic_tributary_insert_only", value: Double(Workload.rows) / seconds, unit: "rows/s", goal: ">= 0")]
     }),
 ]
+
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "__stream_child" {
+    // A child process of the stream memory benchmarks.
+    do { try StreamBenchmarks.child(Array(CommandLine.arguments.dropFirst(2))) } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 
 let prefixes = Array(CommandLine.arguments.dropFirst())
 var failed = false

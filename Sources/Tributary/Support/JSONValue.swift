@@ -109,7 +109,7 @@ public struct JSONWriter: Sendable {
         case .null: text += "null"
         case .string(let s): Self.appendString(s, to: &text)
         case .integer(let i): text += String(i)
-        case .double(let d): text += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : String(d)) : "null"
+        case .double(let d): text += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)) : "null"
         case .bool(let b): text += b ? "true" : "false"
         case .date, .uuid, .data, .objectID: Self.appendString(value.description, to: &text)
         case .array(let items):
@@ -135,18 +135,35 @@ public struct JSONWriter: Sendable {
         needsComma[needsComma.count - 1] = true
     }
 
-    /// Appends `s` as a JSON string literal.
+    /// Appends `s` as a JSON string literal. Runs of characters that need no escape are
+    /// appended whole (the common case is one run: the string itself).
     public static func appendString(_ s: String, to out: inout String) {
         out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+        var s = s
+        s.withUTF8 { bytes in
+            var runStart = 0
+            for i in 0..<bytes.count {
+                let byte = bytes[i]
+                guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { continue }
+                if runStart < i { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<i]), as: UTF8.self) }
+                switch byte {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out += "\\u00"
+                    out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                    out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+                }
+                runStart = i + 1
+            }
+            if runStart == 0 {
+                out += String(decoding: bytes, as: UTF8.self)
+            } else if runStart < bytes.count {
+                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart...]), as: UTF8.self)
             }
         }
         out += "\""
