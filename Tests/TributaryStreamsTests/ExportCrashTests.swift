@@ -21,36 +21,45 @@ import Tributary
     @Test func killedExporterEndsWithEveryChangeOnceAndInOrder() throws {
         let temp = TemporaryDirectory()
         let source = try StreamFixtures.source(in: temp.url)
-        // 20,000 changes: 80 transactions of 250 inserts, then updates of some.
-        for batch in 0..<76 {
-            try source.execute(BatchInsertRequest(entityName: "Tag", objects: (0..<250).map { ["name": .string("tag-\(batch)-\($0)")] }))
+        // 20,000 changes: half before the first run, the rest added between kills (so every run
+        // has work to be killed in), as 80 transactions of 250 inserts, and updates at the end.
+        var batch = 0
+        func insert(_ transactions: Int) throws {
+            for _ in 0..<transactions {
+                try source.execute(BatchInsertRequest(entityName: "Tag", objects: (0..<250).map { ["name": .string("tag-\(batch)-\($0)")] }))
+                batch += 1
+            }
         }
-        for round in 0..<4 {
-            var update = BatchUpdateRequest(entityName: "Tag", propertiesToUpdate: ["color": .string("c\(round)")])
-            update.predicate = try StorePredicate(format: "name BEGINSWITH %@", .string("tag-\(round)-"))
-            try source.execute(update)
-        }
-        let expected = try source.fetchHistoryChanges(.fetchHistory(after: nil)).map { StreamPosition(token: $0.token.value, index: $0.index) }
-        #expect(expected.count == 20_000)
+        try insert(40)
         let store = temp.child("source.sqlite").path
         let stream = temp.child("stream")
         let arguments = ["export", store, "--to", stream.path, "--segment-records", "300", "--frame-records", "16"]
         var random = SplitMix(state: 20_261_123)
         var killed = 0
-        for _ in 0..<20 {
+        for round in 0..<20 {
+            if round < 18 { try insert(2) }
+            if round == 18 {
+                for r in 0..<4 {
+                    var update = BatchUpdateRequest(entityName: "Tag", propertiesToUpdate: ["color": .string("c\(r)")])
+                    update.predicate = try StorePredicate(format: "name BEGINSWITH %@", .string("tag-\(r)-"))
+                    try source.execute(update)
+                }
+            }
             let process = Process()
             process.executableURL = CLIProcess.binary
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0.03...0.6, using: &random))
+            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.25, using: &random))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 killed += 1
             }
             process.waitUntilExit()
         }
+        let expected = try source.fetchHistoryChanges(.fetchHistory(after: nil)).map { StreamPosition(token: $0.token.value, index: $0.index) }
+        #expect(expected.count == 20_000)
         #expect(killed >= 10)
         let final = try CLIProcess.run(arguments)
         #expect(final.status == 0, "\(final.stderr)")

@@ -10,15 +10,17 @@ import Tributary
 /// // {"specversion":"1.0","id":"6f9619ff-…-7-0","source":"tributary://6f9619ff-…","type":"tributary.Tag.insert",…}
 /// ```
 public struct CloudEventsEncoder: RecordEncoder {
+    private var json = JSONWriter()
+
     /// An encoder.
     public init() {}
 
     public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
-        var json = JSONWriter()
+        json.reset()
         json.object { o in
             o.field("specversion", "1.0")
             o.field("id", record.eventID)
-            o.field("source", "tributary://" + record.storeID.uuidString.lowercased())
+            o.field("source", "tributary://" + record.storeID.lowercasedString)
             o.field("type", "tributary.\(record.entityName).\(record.operation.name)")
             o.field("subject", .objectID(record.objectID))
             o.field("time", .date(record.timestamp))
@@ -30,7 +32,7 @@ public struct CloudEventsEncoder: RecordEncoder {
                 RecordBody.write(record, to: &d)
             }
         }
-        buffer.append(contentsOf: json.text.utf8)
+        buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)
     }
 }

@@ -17,6 +17,7 @@ public struct DebeziumEncoder: RecordEncoder {
     private let clock: @Sendable () -> Date
     private var transactionToken: Int64 = -1
     private var perEntity: [String: Int] = [:]
+    private var json = JSONWriter()
 
     /// An encoder stamping records with `clock`'s time.
     public init(clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -32,7 +33,7 @@ public struct DebeziumEncoder: RecordEncoder {
         perEntity[record.entityName] = entityOrder
         let key = record.objectID.primaryKey
         let properties = record.properties
-        var json = JSONWriter()
+        json.reset()
         json.object { o in
             o.key("before")
             if record.operation == .update || record.operation == .delete {
@@ -69,7 +70,7 @@ public struct DebeziumEncoder: RecordEncoder {
                 s.field("name", "tributary")
                 s.field("ts_ms", .integer(RecordBody.milliseconds(record.timestamp)))
                 s.field("snapshot", record.operation == .read ? "true" : "false")
-                s.field("db", record.storeID.uuidString.lowercased())
+                s.field("db", record.storeID.lowercasedString)
                 s.field("table", record.entityName)
                 s.field("token", record.token.description)
                 s.field("index", .integer(Int64(record.position.index)))
@@ -89,7 +90,7 @@ public struct DebeziumEncoder: RecordEncoder {
                 }
             }
         }
-        buffer.append(contentsOf: json.text.utf8)
+        buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)
     }
 }

@@ -11,18 +11,20 @@ import Tributary
 /// //  "contextName":null,"entity":"Tag","objectID":"tributary://…/Tag/p1","type":"insert","after":{…}}
 /// ```
 public struct NativeEncoder: RecordEncoder {
+    private var json = JSONWriter()
+
     /// An encoder.
     public init() {}
 
     public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
-        var json = JSONWriter()
+        json.reset()
         json.object { o in
             o.field("position", record.position.description)
-            o.field("storeID", record.storeID.uuidString.lowercased())
+            o.field("storeID", record.storeID.lowercasedString)
             RecordBody.writeTransaction(record, to: &o)
             RecordBody.write(record, to: &o)
         }
-        buffer.append(contentsOf: json.text.utf8)
+        buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)
     }
 }

@@ -85,7 +85,7 @@ public struct StreamRecord: Sendable, Equatable {
     /// The deterministic event ID: store ID, token and index (`r` before the index for
     /// snapshot reads). The CloudEvents `id`, and the idempotence key of every sink.
     public var eventID: String {
-        storeID.uuidString.lowercased() + "-" + String(position.token) + "-" + (position.isSnapshot ? "r" : "") + String(position.index)
+        storeID.lowercasedString + "-" + String(position.token) + "-" + (position.isSnapshot ? "r" : "") + String(position.index)
     }
 
     /// The entity's name.
