@@ -11,25 +11,27 @@ import Tributary
 /// ```
 public struct CloudEventsEncoder: RecordEncoder {
     private var json = JSONWriter()
+    private var texts = RecordTexts()
 
     /// An encoder.
     public init() {}
 
     public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
         json.reset()
+        texts.update(for: record)
         json.object { o in
             o.field("specversion", "1.0")
             o.field("id", record.eventID)
-            o.field("source", "tributary://" + record.storeID.lowercasedString)
+            o.field("source", "tributary://" + texts.store)
             o.field("type", "tributary.\(record.entityName).\(record.operation.name)")
-            o.field("subject", .objectID(record.objectID))
-            o.field("time", .date(record.timestamp))
+            o.field("subject", texts.uri(record.objectID))
+            o.field("time", texts.timestamp)
             o.field("datacontenttype", "application/json")
             o.key("data")
             o.object { d in
                 d.field("position", record.position.description)
-                RecordBody.writeTransaction(record, to: &d)
-                RecordBody.write(record, to: &d)
+                RecordBody.writeTransaction(record, texts: texts, to: &d)
+                RecordBody.write(record, texts: &texts, to: &d)
             }
         }
         buffer.append(contentsOf: json.bytes)

@@ -18,6 +18,7 @@ public struct DebeziumEncoder: RecordEncoder {
     private var transactionToken: Int64 = -1
     private var perEntity: [String: Int] = [:]
     private var json = JSONWriter()
+    private var texts = RecordTexts()
 
     /// An encoder stamping records with `clock`'s time.
     public init(clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -34,6 +35,7 @@ public struct DebeziumEncoder: RecordEncoder {
         let key = record.objectID.primaryKey
         let properties = record.properties
         json.reset()
+        texts.update(for: record)
         json.object { o in
             o.key("before")
             if record.operation == .update || record.operation == .delete {
@@ -70,9 +72,9 @@ public struct DebeziumEncoder: RecordEncoder {
                 s.field("name", "tributary")
                 s.field("ts_ms", .integer(RecordBody.milliseconds(record.timestamp)))
                 s.field("snapshot", record.operation == .read ? "true" : "false")
-                s.field("db", record.storeID.lowercasedString)
+                s.field("db", texts.store)
                 s.field("table", record.entityName)
-                s.field("token", record.token.description)
+                s.field("token", texts.token)
                 s.field("index", .integer(Int64(record.position.index)))
                 s.field("author", record.author.map { .string($0) } ?? .null)
                 s.field("contextName", record.contextName.map { .string($0) } ?? .null)
@@ -84,7 +86,7 @@ public struct DebeziumEncoder: RecordEncoder {
                 o.value(.null)
             } else {
                 o.object { t in
-                    t.field("id", record.token.description)
+                    t.field("id", texts.token)
                     t.field("total_order", .integer(Int64(record.position.index + 1)))
                     t.field("data_collection_order", .integer(Int64(entityOrder)))
                 }

@@ -12,17 +12,19 @@ import Tributary
 /// ```
 public struct NativeEncoder: RecordEncoder {
     private var json = JSONWriter()
+    private var texts = RecordTexts()
 
     /// An encoder.
     public init() {}
 
     public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
         json.reset()
+        texts.update(for: record)
         json.object { o in
             o.field("position", record.position.description)
-            o.field("storeID", record.storeID.lowercasedString)
-            RecordBody.writeTransaction(record, to: &o)
-            RecordBody.write(record, to: &o)
+            o.field("storeID", texts.store)
+            RecordBody.writeTransaction(record, texts: texts, to: &o)
+            RecordBody.write(record, texts: &texts, to: &o)
         }
         buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)

@@ -51,9 +51,9 @@ public enum StreamFormat: String, Sendable, Codable, CaseIterable {
 enum RecordBody {
     /// Writes `entity`, `objectID`, `type`, then `after` and `relationships` (insert, read),
     /// `updatedProperties` (update) or `before` (delete), and `excluded`, as `history --json` does.
-    static func write(_ record: StreamRecord, to o: inout JSONWriter) {
+    static func write(_ record: StreamRecord, texts: inout RecordTexts, to o: inout JSONWriter) {
         o.field("entity", record.entityName)
-        o.field("objectID", .objectID(record.objectID))
+        o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
         let properties = record.properties
         switch record.operation {
@@ -106,10 +106,10 @@ enum RecordBody {
     }
 
     /// Writes the transaction's fields: token, index, timestamp, author, context name.
-    static func writeTransaction(_ record: StreamRecord, to o: inout JSONWriter) {
-        o.field("token", record.token.description)
+    static func writeTransaction(_ record: StreamRecord, texts: RecordTexts, to o: inout JSONWriter) {
+        o.field("token", texts.token)
         o.field("index", .integer(Int64(record.position.index)))
-        o.field("timestamp", .date(record.timestamp))
+        o.field("timestamp", texts.timestamp)
         o.field("author", record.author.map { .string($0) } ?? .null)
         o.field("contextName", record.contextName.map { .string($0) } ?? .null)
     }
