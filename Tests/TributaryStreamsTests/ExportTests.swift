@@ -110,6 +110,35 @@ import Tributary
         #expect(storeError.message.contains("is of store"))
     }
 
+    @Test func followKeepsExportingAsCommitsArrive() throws {
+        let temp = TemporaryDirectory()
+        let source = try StreamFixtures.source(in: temp.url)
+        try StreamFixtures.workload(source)
+        let stream = temp.child("stream")
+        let process = Process()
+        process.executableURL = CLIProcess.binary
+        process.arguments = ["export", temp.child("source.sqlite").path, "--to", stream.path, "--follow"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        func waitForAll() throws -> Bool {
+            let expected = try Self.historyPositions(source)
+            for _ in 0..<150 {
+                if let manifest = try? StreamManifest.load(from: stream), manifest.last == expected.last { return true }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return false
+        }
+        #expect(try waitForAll())
+        try StreamFixtures.workload(source, prefix: "later-")
+        #expect(try waitForAll())
+        #expect(process.isRunning)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(try Self.positions(stream) == Self.historyPositions(source))
+    }
+
     @Test func standardOutputExportPrintsNDJSON() throws {
         let temp = TemporaryDirectory()
         let source = try StreamFixtures.source(in: temp.url)

@@ -123,6 +123,26 @@ import Tributary
         #expect(try StreamFixtures.dump(target) == StreamFixtures.dump(source))
     }
 
+    @Test func replayToADateEqualsTheSourceThen() throws {
+        let temp = TemporaryDirectory()
+        let source = try StreamFixtures.source(in: temp.url)
+        try StreamFixtures.workload(source)
+        Thread.sleep(forTimeInterval: 0.05)
+        let middle = Date()
+        let atMiddle = try StreamFixtures.dump(source)
+        Thread.sleep(forTimeInterval: 0.05)
+        try Self.laterChanges(source)
+        let stream = temp.child("stream")
+        _ = try Self.export(source, to: stream)
+        let result = try CLIProcess.run(["replay", stream.path, "--into", temp.child("copy.sqlite").path, "--until", ISO8601.string(from: middle)])
+        #expect(result.status == 0, "\(result.stderr)")
+        let copy = PersistentStoreCoordinator()
+        try copy.addPersistentStore(with: PersistentStoreDescription(url: temp.child("copy.sqlite")))
+        #expect(try StreamFixtures.dump(copy) == atMiddle)
+        let again = try CLIProcess.run(["replay", stream.path, "--into", temp.child("copy.sqlite").path])
+        #expect(again.status != 0 && again.stderr.contains("not empty") && again.stderr.split(separator: "\n").count == 1)
+    }
+
     @Test func untilParsesTokensAndDates() throws {
         #expect(try ReplayLimit(parsing: "42-6f9619ff") == .token(try PersistentHistoryToken(parsing: "42-6f9619ff")))
         #expect(try ReplayLimit(parsing: "2024-05-01T12:00:00Z") == .date(Date(timeIntervalSince1970: 1_714_564_800)))
