@@ -28,7 +28,7 @@ public struct ReplayChange: Sendable {
 
     /// Parses a record line of `format`, converting values to `model`'s attribute types.
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
-        guard case .object(let top) = try JSONValue.parse(Data(line)) else { throw Self.bad("a record is not a JSON object") }
+        guard case .object(let top) = try RecordJSONParser.parse(line) else { throw Self.bad("a record is not a JSON object") }
         switch format {
         case .native: try self.init(native: top, model: model)
         case .cloudevents:

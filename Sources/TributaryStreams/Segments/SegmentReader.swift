@@ -120,7 +120,7 @@ enum RecordPosition {
         case .native: return stringField(line, after: Array(#"{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
         case .cloudevents: return stringField(line, after: Array(#""data":{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
         case .debezium:
-            guard case .object(let record)? = try? JSONValue.parse(Data(line)), case .object(let source)? = record["source"],
+            guard case .object(let record)? = try? RecordJSONParser.parse(line), case .object(let source)? = record["source"],
                   case .string(let token)? = source["token"], case .integer(let index)? = source["index"],
                   let value = try? PersistentHistoryToken(parsing: token).value else { return nil }
             return StreamPosition(token: value, index: Int(index), isSnapshot: record["op"] == .string("r"))
