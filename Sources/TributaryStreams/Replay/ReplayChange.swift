@@ -28,42 +28,48 @@ public struct ReplayChange: Sendable {
 
     /// Parses a record line of `format`, converting values to `model`'s attribute types.
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
+        try self.init(line: line, format: format, model: model, ids: ObjectIDReader())
+    }
+
+    /// Parses a record, reading object IDs through `ids` (which remembers URI prefixes across records).
+    init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel, ids: ObjectIDReader) throws {
         guard case .object(let top) = try RecordJSONParser.parse(line) else { throw Self.bad("a record is not a JSON object") }
         switch format {
-        case .native: try self.init(native: top, model: model)
+        case .native: try self.init(native: top, model: model, ids: ids)
         case .cloudevents:
             guard case .object(let data)? = top["data"] else { throw Self.bad("a CloudEvents record has no data object") }
-            try self.init(native: data, model: model)
-        case .debezium: try self.init(debezium: top, model: model)
+            try self.init(native: data, model: model, ids: ids)
+        case .debezium: try self.init(debezium: top, model: model, ids: ids)
         }
     }
 
-    private init(native record: [String: JSONValue], model: ManagedObjectModel) throws {
-        guard case .string(let type)? = record["type"], case .string(let uri)? = record["objectID"], let id = ObjectID(uriRepresentation: uri),
+    private init(native record: [String: JSONValue], model: ManagedObjectModel, ids: ObjectIDReader) throws {
+        guard case .string(let type)? = record["type"], case .string(let uri)? = record["objectID"], let id = ids.read(uri),
               case .string(let tokenText)? = record["token"] else { throw Self.bad("a record lacks type, objectID or token") }
         let entity = try model.requireEntity(id.entityName)
         guard let operation = StreamOperation.allCases.first(where: { $0.name == type }) else { throw Self.bad("unknown record type '\(type)'") }
         self.operation = operation
         entityName = entity.name
         primaryKey = id.primaryKey
-        token = try PersistentHistoryToken(parsing: tokenText).value
+        guard let dash = tokenText.utf8.firstIndex(of: 0x2D), let value = Int64(tokenText[..<dash]) else { throw Self.bad("'\(tokenText)' is not a token") }
+        token = value
         if case .string(let time)? = record["timestamp"] { timestamp = ISO8601.date(from: time) }
         switch operation {
         case .create, .read:
             if case .object(let after)? = record["after"] {
-                for (name, value) in after { try set(name, value, entity: entity) }
+                for (name, value) in after { try set(name, value, entity: entity, ids: ids) }
             }
             if case .object(let links)? = record["relationships"] {
-                for (name, value) in links { try link(name, value) }
+                for (name, value) in links { try link(name, value, ids: ids) }
             }
         case .update:
             if case .object(let changed)? = record["updatedProperties"] {
                 for (name, change) in changed {
                     guard case .object(let fields) = change else { continue }
                     if fields["added"] != nil || fields["removed"] != nil {
-                        try link(name, change)
+                        try link(name, change, ids: ids)
                     } else if let after = fields["after"], fields["excluded"] == nil {
-                        try set(name, after, entity: entity)
+                        try set(name, after, entity: entity, ids: ids)
                     }
                 }
             }
@@ -72,7 +78,7 @@ public struct ReplayChange: Sendable {
         }
     }
 
-    private init(debezium record: [String: JSONValue], model: ManagedObjectModel) throws {
+    private init(debezium record: [String: JSONValue], model: ManagedObjectModel, ids: ObjectIDReader) throws {
         guard case .string(let op)? = record["op"], let operation = StreamOperation(rawValue: op), case .object(let source)? = record["source"],
               case .string(let table)? = source["table"], case .string(let tokenText)? = source["token"] else {
             throw Self.bad("a Debezium record lacks op, source.table or source.token")
@@ -93,21 +99,21 @@ public struct ReplayChange: Sendable {
         guard operation != .delete else { return }
         for (name, value) in row where name != "_pk" {
             if let relationship = entity.relationship(named: name), relationship.isToMany {
-                if case .array = value { try link(name, .object(["added": value])) } else { try link(name, value) }
+                if case .array = value { try link(name, .object(["added": value]), ids: ids) } else { try link(name, value, ids: ids) }
             } else {
-                try set(name, value, entity: entity)
+                try set(name, value, entity: entity, ids: ids)
             }
         }
     }
 
-    private mutating func set(_ name: String, _ value: JSONValue, entity: EntityDescription) throws {
+    private mutating func set(_ name: String, _ value: JSONValue, entity: EntityDescription, ids: ObjectIDReader) throws {
         if let attribute = entity.attribute(named: name) {
             values[name] = try Self.convert(value, to: attribute.type, name: name)
         } else if let relationship = entity.relationship(named: name), !relationship.isToMany {
             switch value {
             case .null: values[name] = .null
             case .string(let uri):
-                guard let id = ObjectID(uriRepresentation: uri) else { throw Self.bad("'\(name)' is not an object ID: \(uri)") }
+                guard let id = ids.read(uri) else { throw Self.bad("'\(name)' is not an object ID: \(uri)") }
                 values[name] = .objectID(id)
             default: throw Self.bad("'\(name)' is not an object ID")
             }
@@ -116,16 +122,16 @@ public struct ReplayChange: Sendable {
         }
     }
 
-    private mutating func link(_ name: String, _ value: JSONValue) throws {
+    private mutating func link(_ name: String, _ value: JSONValue, ids: ObjectIDReader) throws {
         guard case .object(let fields) = value else { throw Self.bad("links of '\(name)' are not an object") }
-        func ids(_ list: JSONValue?) throws -> [ObjectID] {
-            guard case .array(let items)? = list else { return [] }
+        func list(_ value: JSONValue?) throws -> [ObjectID] {
+            guard case .array(let items)? = value else { return [] }
             return try items.map { item in
-                guard case .string(let uri) = item, let id = ObjectID(uriRepresentation: uri) else { throw Self.bad("a link of '\(name)' is not an object ID") }
+                guard case .string(let uri) = item, let id = ids.read(uri) else { throw Self.bad("a link of '\(name)' is not an object ID") }
                 return id
             }
         }
-        let add = try ids(fields["added"]), remove = try ids(fields["removed"])
+        let add = try list(fields["added"]), remove = try list(fields["removed"])
         if !add.isEmpty { added[name, default: []] += add }
         if !remove.isEmpty { removed[name, default: []] += remove }
     }

@@ -112,13 +112,14 @@ public struct StreamReplayer {
         var applier = ReplayApplier(coordinator: target, model: model, batchSize: batchSize)
         var summary = Summary()
         var stopped = false
+        let ids = ObjectIDReader()
         for segment in manifest.segments where !stopped {
             if let resumeAfter, segment.last <= resumeAfter { continue }
             let reader = try SegmentReader(directory: directory, segment: segment, format: manifest.format, decoder: decoder)
             let start = resumeAfter.map { reader.frame(containing: $0) } ?? 0
             try reader.forEachRecord(fromFrame: start) { line, position in
                 if let resumeAfter, position <= resumeAfter { return true }
-                let change = try ReplayChange(line: line, format: manifest.format, model: model)
+                let change = try ReplayChange(line: line, format: manifest.format, model: model, ids: ids)
                 if !position.isSnapshot {
                     switch limit {
                     case .token(let token)? where position.token > token.value: stopped = true
