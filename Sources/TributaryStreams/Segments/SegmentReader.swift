@@ -120,10 +120,13 @@ enum RecordPosition {
         case .native: return stringField(line, after: Array(#"{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
         case .cloudevents: return stringField(line, after: Array(#""data":{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
         case .debezium:
-            guard case .object(let record)? = try? RecordJSONParser.parse(line), case .object(let source)? = record["source"],
-                  case .string(let token)? = source["token"], case .integer(let index)? = source["index"],
+            guard let parsed: JSONValue = try? RecordJSONParser.parse(line), case .object(let record) = parsed,
+                  let sourceValue: JSONValue = record["source"], case .object(let source) = sourceValue else { return nil }
+            guard let tokenValue: JSONValue = source["token"], case .string(let token) = tokenValue,
+                  let indexValue: JSONValue = source["index"], case .integer(let index) = indexValue,
                   let value = try? PersistentHistoryToken(parsing: token).value else { return nil }
-            return StreamPosition(token: value, index: Int(index), isSnapshot: record["op"] == .string("r"))
+            let isSnapshot = record["op"] == JSONValue.string("r")
+            return StreamPosition(token: value, index: Int(index), isSnapshot: isSnapshot)
         }
     }
 
