@@ -113,6 +113,7 @@ public struct StreamReplayer {
         var summary = Summary()
         var stopped = false
         let ids = ObjectIDReader()
+        var lastSave = ContinuousClock.now
         for segment in manifest.segments where !stopped {
             if let resumeAfter, segment.last <= resumeAfter { continue }
             let reader = try SegmentReader(directory: directory, segment: segment, format: manifest.format, decoder: decoder)
@@ -128,8 +129,11 @@ public struct StreamReplayer {
                     }
                 }
                 if stopped { return false }
-                if try applier.add(change, position: position) {
+                // The saved position only shortens a resumed replay (applying a record twice is
+                // harmless), so it is saved at most once a second rather than after every batch.
+                if try applier.add(change, position: position), lastSave.duration(to: .now) >= .seconds(1) {
                     try savePosition(applier.appliedThrough, to: positionURL)
+                    lastSave = .now
                 }
                 summary.records += 1
                 summary.last = position
