@@ -45,6 +45,8 @@ public final class StreamExporter {
             throw TributaryError(.noStore, "the coordinator has no store", hint: "add a store before exporting")
         }
         storeID = store.identifier
+        // A store without history fails here, before anything is written.
+        _ = try coordinator.currentPersistentHistoryToken()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var manifest = try StreamManifest.load(from: directory) ?? StreamManifest(storeID: storeID, format: options.format)
         guard manifest.storeID == storeID else {
