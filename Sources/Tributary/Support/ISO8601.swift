@@ -9,6 +9,20 @@ import Foundation
 public enum ISO8601 {
     /// Formats a date as `yyyy-MM-ddTHH:mm:ss[.SSS]Z`; fractional seconds only when present.
     public static func string(from date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the date as ``string(from:)`` formats it, as UTF-8, to `bytes` (JSON writers
+    /// use it to write dates without building a `String`).
+    ///
+    /// ```swift
+    /// var bytes: [UInt8] = []
+    /// ISO8601.append(Date(timeIntervalSince1970: 0), to: &bytes)   // "1970-01-01T00:00:00Z"
+    /// ```
+    public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let seconds = date.timeIntervalSince1970
         var whole = seconds.rounded(.down)
         var millis = Int(((seconds - whole) * 1000).rounded())
@@ -17,8 +31,6 @@ public enum ISO8601 {
         var parts = tm()
         gmtime_r(&time, &parts)
         // Digits by hand: String(format:) is slow on Linux, and this is on the export hot path.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
@@ -35,7 +47,6 @@ public enum ISO8601 {
         digits(Int(parts.tm_sec), 2)
         if millis != 0 { bytes.append(0x2E); digits(millis, 3) }
         bytes.append(0x5A)
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses `yyyy-MM-dd`, `yyyy-MM-ddTHH:mm[:ss[.fff]]` followed by `Z` or `±HH:MM`; nil otherwise.

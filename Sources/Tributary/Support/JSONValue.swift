@@ -129,7 +129,11 @@ public struct JSONWriter: Sendable {
         case .integer(let i): bytes += String(i).utf8
         case .double(let d): bytes += (d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)) : "null").utf8
         case .bool(let b): bytes += (b ? "true" : "false").utf8
-        case .date, .uuid, .data, .objectID: Self.appendString(value.description, to: &bytes)
+        case .date(let date):
+            bytes.append(0x22)
+            ISO8601.append(date, to: &bytes)
+            bytes.append(0x22)
+        case .uuid, .data, .objectID: Self.appendString(value.description, to: &bytes)
         case .array(let items):
             bytes.append(0x5B)
             needsComma.append(false)
