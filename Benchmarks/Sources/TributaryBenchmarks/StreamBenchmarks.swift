@@ -113,16 +113,22 @@ enum StreamBenchmarks {
         }
     }
 
-    /// Runs this executable as a child (`__stream_child export|replay …`) and returns its peak RSS in MB.
+    /// Runs this executable as a child (`__stream_child export|replay …`) and returns the peak
+    /// RSS it reports (its own VmHWM: the rusage of a child started with posix_spawn also
+    /// counts the parent's memory at the time of the spawn on Linux).
     static func childPeakRSS(_ arguments: [String]) throws -> Double {
-        var pid: pid_t = 0
-        let argv = ([CommandLine.arguments[0], "__stream_child"] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        guard posix_spawn(&pid, CommandLine.arguments[0], nil, nil, argv, environ) == 0 else { throw TributaryError(.io, "cannot spawn the child") }
-        var status: Int32 = 0
-        var usage = rusage()
-        guard wait4(pid, &status, 0, &usage) == pid, status == 0 else { throw TributaryError(.io, "the child failed (status \(status))") }
-        return Double(usage.ru_maxrss) / 1024   // KB on Linux
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["__stream_child"] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let megabytes = Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TributaryError(.io, "the child failed (status \(process.terminationStatus))")
+        }
+        return megabytes
     }
 
     static func peakMemory() throws -> [Measurement] {
@@ -153,5 +159,6 @@ enum StreamBenchmarks {
         default:
             throw TributaryError(.invalidInput, "unknown child \(arguments)")
         }
+        print(Harness.peakRSSMegabytes())
     }
 }
