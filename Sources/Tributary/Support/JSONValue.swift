@@ -171,10 +171,20 @@ public struct JSONWriter: Sendable {
         var s = s
         s.withUTF8 { utf8 in
             var runStart = 0
-            for i in 0..<utf8.count {
+            var i = 0
+            let raw = UnsafeRawBufferPointer(utf8)
+            while i < utf8.count {
+                // Sixteen bytes at a time while none needs an escape (most text).
+                if utf8.count - i >= 16 {
+                    let block = raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
+                    let special = (block .< 0x20) .| (block .== 0x22) .| (block .== 0x5C)
+                    if !any(special) { i += 16; continue }
+                }
                 let byte = utf8[i]
+                i += 1
                 guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { continue }
-                if runStart < i { out += UnsafeBufferPointer(rebasing: utf8[runStart..<i]) }
+                let at = i - 1
+                if runStart < at { out += UnsafeBufferPointer(rebasing: utf8[runStart..<at]) }
                 out.append(0x5C)
                 switch byte {
                 case 0x22: out.append(0x22)
@@ -186,7 +196,7 @@ public struct JSONWriter: Sendable {
                     let hex: [UInt8] = Array("0123456789abcdef".utf8)
                     out += [0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
                 }
-                runStart = i + 1
+                runStart = at + 1
             }
             if runStart < utf8.count { out += UnsafeBufferPointer(rebasing: utf8[runStart...]) }
         }
