@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Tributary
 
-/// JSONWriter's string escaping (sixteen bytes at a time where nothing needs an escape)
+/// JSONWriter's string escaping (escapes at the start, middle and end of runs of every length)
 /// and date writing read back as what was written.
 @Suite struct JSONWriterTests {
     @Test func stringsRoundTripWhereverTheEscapesFall() throws {
