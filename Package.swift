@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tributary", targets: ["Tributary"]),
+        .library(name: "TributaryStreams", targets: ["TributaryStreams"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
     dependencies: [
@@ -33,10 +34,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "TributaryStreams",
+            dependencies: ["Tributary"]
+        ),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
                 "Tributary",
+                "TributaryStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -44,6 +50,10 @@ let package = Package(
         .testTarget(
             name: "TributaryTests",
             dependencies: ["Tributary", "CSQLite", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "TributaryStreamsTests",
+            dependencies: ["TributaryStreams", "Tributary"]
         ),
         .testTarget(
             name: "TributaryCLITests",

@@ -17,6 +17,7 @@ let package = Package(
             dependencies: [
                 "CSQLiteBench",
                 .product(name: "Tributary", package: "Tributary"),
+                .product(name: "TributaryStreams", package: "Tributary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -13,6 +13,7 @@ struct TributaryCommand: AsyncParsableCommand {
             InitCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
             HistoryCommand.self, TailCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
+            ExportCommand.self, VerifyCommand.self, ReplayCommand.self,
             ExplainCommand.self, DemoCommand.self,
         ]
     )

@@ -40,6 +40,9 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["notify_in_process_p99_ms"], NotificationBenchmarks.inProcess),
     (["notify_cross_process_p50_ms", "notify_cross_process_p99_ms"], NotificationBenchmarks.crossProcess),
     (["idle_watcher_cpu_ms_per_min"], NotificationBenchmarks.idleWatcher),
+    (["export_vs_zstd", "bytes_per_change", "bytes_per_change_dictionary"], StreamBenchmarks.exportVsZstd),
+    (["replay_vs_batch_insert"], StreamBenchmarks.replayVsBatchInsert),
+    (["export_peak_rss_mb", "replay_peak_rss_mb"], StreamBenchmarks.peakMemory),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {
@@ -52,6 +55,15 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == NotificationBenchmarks.writerFlag {
     do { try NotificationBenchmarks.writerProcess(CommandLine.arguments[2]) } catch {
         FileHandle.standardError.write(Data("notify writer failed: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "__stream_child" {
+    // A child process of the stream memory benchmarks.
+    do { try StreamBenchmarks.child(Array(CommandLine.arguments.dropFirst(2))) } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(1)
     }
     exit(0)

@@ -19,6 +19,8 @@ struct BatchInserter {
     /// every row's upsert (a third slower even when nothing conflicts).
     private let splitsUpsert: Bool
     private var updateStatements: [UInt64: Statement] = [:]
+    /// Statements of inserts given primary keys (replicas), by mask.
+    private var keyedStatements: [UInt64: Statement] = [:]
 
     init(store: PersistentStore, entityName: String) throws {
         self.store = store
@@ -35,7 +37,10 @@ struct BatchInserter {
     }
 
     /// Inserts or updates every object; throws (and the caller's transaction rolls back) on the first bad one.
-    mutating func run(_ objects: [[String: AttributeValue]], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+    mutating func run(_ objects: [[String: AttributeValue]], primaryKeys: [Int64] = [], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+        guard primaryKeys.isEmpty || primaryKeys.count == objects.count else {
+            throw TributaryError(.invalidInput, "\(primaryKeys.count) primary keys for \(objects.count) objects", location: table.name, hint: "give one primary key per object, or none")
+        }
         var result = BatchResult()
         var values = [AttributeValue](repeating: .null, count: columnNames.count)
         let attributes = table.attributes
@@ -89,8 +94,14 @@ struct BatchInserter {
                 let unknown = object.keys.sorted().first { !known.contains($0) } ?? "?"
                 throw validator.unknownKey(unknown, row: row)
             }
-            let statement = try self.statement(mask: mask, on: db)
-            try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db)
+            if primaryKeys.isEmpty {
+                let statement = try self.statement(mask: mask, on: db)
+                try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db)
+            } else {
+                let statement = try keyedStatement(mask: mask, on: db)
+                try statement.bind(.integer(primaryKeys[row]), at: Int32(writtenColumns.count + 1))
+                try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db, key: primaryKeys[row])
+            }
         }
         return result
     }
@@ -149,7 +160,7 @@ struct BatchInserter {
 
     /// Runs the upsert for one row and accounts for it.
     @inline(__always)
-    private mutating func execute(_ statement: Statement, mask: UInt64, values: [AttributeValue], row: Int, resultType: BatchResultType, links: [(RelationshipDescription, AttributeValue)], result: inout BatchResult, on db: Connection) throws {
+    private mutating func execute(_ statement: Statement, mask: UInt64, values: [AttributeValue], row: Int, resultType: BatchResultType, links: [(RelationshipDescription, AttributeValue)], result: inout BatchResult, on db: Connection, key givenKey: Int64? = nil) throws {
         for (k, i) in writtenColumns.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
         // An upsert that updates leaves last_insert_rowid alone: reset it to tell the cases apart.
         db.lastInsertRowID = 0
@@ -169,6 +180,11 @@ struct BatchInserter {
             }
         } else {
             result.updated += 1
+            if let givenKey {
+                // A keyed insert updates the row with its key in the same statement.
+                if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: givenKey)) }
+                return
+            }
             let key = splitsUpsert || resultType == .objectIDs ? try matchedKey(values, on: db) : 0
             if splitsUpsert { try update(key, mask: mask, values: values, row: row, on: db) }
             if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: key)) }
@@ -197,6 +213,19 @@ struct BatchInserter {
     }
 
     /// The upsert statement for rows giving the keys in `mask`.
+    /// The insert of a row with its primary key given, updating the row holding that key.
+    private mutating func keyedStatement(mask: UInt64, on db: Connection) throws -> Statement {
+        if let statement = keyedStatements[mask] { return statement }
+        let columns = (writtenColumns.map { columnNames[$0] } + ["_pk"]).map(quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: writtenColumns.count + 1).joined(separator: ", ")
+        var updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
+        updates.append("\"_version\" = \"_version\" + 1")
+        let sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks)) ON CONFLICT (\"_pk\") DO UPDATE SET \(updates.joined(separator: ", "))"
+        let statement = try db.cachedStatement(sql)
+        keyedStatements[mask] = statement
+        return statement
+    }
+
     private mutating func statement(mask: UInt64, on db: Connection) throws -> Statement {
         let key = mask
         if let statement = statements[key] { return statement }

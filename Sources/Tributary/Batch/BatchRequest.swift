@@ -59,6 +59,15 @@ public struct BatchInsertRequest: Sendable {
     public var resultType: BatchResultType = .count
     /// The author and context name recorded with this write's history.
     public var transaction = TransactionMetadata()
+    /// For replicas (stream replay): the primary key of each object, parallel to ``objects``.
+    /// When given, each row gets that key and a row already holding it is updated in place,
+    /// so the replica keeps the source's object IDs and applying the same insert twice is harmless.
+    ///
+    /// ```swift
+    /// var request = BatchInsertRequest(entityName: "Tag", objects: [["name": "swift"]])
+    /// request.primaryKeys = [42]   // the row is Tag/p42, as in the source store
+    /// ```
+    public var primaryKeys: [Int64] = []
 
     /// A batch insert of `objects` into `entityName`.
     public init(entityName: String, objects: [[String: AttributeValue]]) {
@@ -100,6 +109,24 @@ public struct BatchUpdateRequest: Sendable {
     public var resultType: BatchResultType = .count
     /// The author and context name recorded with this write's history.
     public var transaction = TransactionMetadata()
+    /// Only these objects (and the predicate, if any); every row when empty.
+    ///
+    /// ```swift
+    /// var request = BatchUpdateRequest(entityName: "Tag", propertiesToUpdate: ["color": "red"])
+    /// request.objectIDs = [tagID]
+    /// ```
+    public var objectIDs: [ObjectID] = []
+    /// Objects to add to a to-many relationship of every updated row, by relationship name
+    /// (for replicas applying membership changes; nothing happens for links already there).
+    ///
+    /// ```swift
+    /// var request = BatchUpdateRequest(entityName: "Post")
+    /// request.objectIDs = [postID]
+    /// request.addedLinks = ["tags": [tagID]]
+    /// ```
+    public var addedLinks: [String: [ObjectID]] = [:]
+    /// Objects to remove from a to-many relationship of every updated row, by relationship name.
+    public var removedLinks: [String: [ObjectID]] = [:]
 
     /// A batch update of the rows of `entityName` matching `predicate`.
     public init(entityName: String, predicate: StorePredicate? = nil, propertiesToUpdate: [String: AttributeValue] = [:]) {
@@ -126,6 +153,14 @@ public struct BatchDeleteRequest: Sendable {
     public var resultType: BatchResultType = .count
     /// The author and context name recorded with this write's history.
     public var transaction = TransactionMetadata()
+    /// Only these objects (and the predicate, if any); every row when empty.
+    /// Objects already gone are skipped, so deleting twice is harmless.
+    ///
+    /// ```swift
+    /// var request = BatchDeleteRequest(entityName: "Tag")
+    /// request.objectIDs = [tagID]
+    /// ```
+    public var objectIDs: [ObjectID] = []
 
     /// A batch delete of the rows of `entityName` matching `predicate`.
     public init(entityName: String, predicate: StorePredicate? = nil) {

@@ -10,7 +10,7 @@ extension PersistentStoreCoordinator {
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
         return try store.database.write(request.transaction) { db in
             if request.columns.isEmpty {
-                return try inserter.run(request.objects, resultType: request.resultType, on: db)
+                return try inserter.run(request.objects, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
             }
             return try inserter.run(columns: request.columns, rows: request.rows, resultType: request.resultType, on: db)
         }
@@ -39,27 +39,44 @@ extension PersistentStoreCoordinator {
             }
             assignments.append("\(quote(key)) = ?")
         }
-        guard !assignments.isEmpty else {
+        let links = try LinkEditor(table: table, added: request.addedLinks, removed: request.removedLinks)
+        guard !assignments.isEmpty || !links.isEmpty else {
             throw TributaryError(.invalidInput, "a batch update needs at least one value to set", location: table.name, hint: "give key=value pairs")
         }
         assignments.append("\"_version\" = \"_version\" + 1")
-        let filter = try FetchQuery.whereClause(request.predicate, table: table, schema: store.schema)
+        let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         let sql = "UPDATE \(quote(table.name)) AS t0 SET \(assignments.joined(separator: ", "))\(filter.sql) RETURNING \"_pk\""
         return try store.database.write(request.transaction) { db in
             let statement = try db.makeStatement(sql)
             try statement.bind(arguments + filter.arguments)
             var result = BatchResult()
+            var keys: [Int64] = []
             do {
                 while try statement.step() {
                     result.count += 1
+                    if !links.isEmpty { keys.append(statement.int64(at: 0)) }
                     if request.resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: statement.int64(at: 0))) }
                 }
             } catch let error as SQLiteError {
                 throw UniqueViolation.translate(error, table: table, place: table.name)
             }
+            try links.apply(to: keys, on: db)
             result.updated = result.count
             return result
         }
+    }
+
+    /// The WHERE clause of a predicate, narrowed to `objectIDs` when some are given.
+    static func whereClause(_ predicate: StorePredicate?, objectIDs: [ObjectID], table: StoreSchema.Table, schema: StoreSchema) throws -> SQLFragment {
+        let filter = try FetchQuery.whereClause(predicate, table: table, schema: schema)
+        guard !objectIDs.isEmpty else { return filter }
+        for id in objectIDs where id.entityName != table.name {
+            throw TributaryError(.invalidInput, "\(id) is not an object of \(table.name)", location: table.name, hint: "give object IDs of \(table.name) only")
+        }
+        let list = AttributeValue.string("[" + objectIDs.map { String($0.primaryKey) }.joined(separator: ",") + "]")
+        let keys = "t0.\"_pk\" IN (SELECT value FROM json_each(?))"
+        if filter.sql.isEmpty { return SQLFragment(" WHERE " + keys, [list]) }
+        return SQLFragment(filter.sql + " AND " + keys, filter.arguments + [list])
     }
 
     /// Runs a batch delete in one transaction, applying delete rules.
@@ -71,7 +88,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
-        let filter = try FetchQuery.whereClause(request.predicate, table: table, schema: store.schema)
+        let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         return try store.database.write(request.transaction) { db in
             var keys: [Int64] = []
             let statement = try db.makeStatement("SELECT t0.\"_pk\" FROM \(quote(table.name)) t0\(filter.sql)")

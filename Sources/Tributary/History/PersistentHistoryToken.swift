@@ -43,7 +43,8 @@ public struct PersistentHistoryToken: Sendable, Hashable, Comparable, Codable, C
     }
 
     public var description: String {
-        "\(value)-" + String(format: "%08x", storeKey)
+        let hex = String(storeKey, radix: 16)
+        return "\(value)-" + String(repeating: "0", count: 8 - hex.count) + hex
     }
 
     /// Tokens of different stores do not compare; order them by value within a store.

@@ -155,11 +155,14 @@ struct DerivedAttributeTriggers {
         let overruleEvent = "UPDATE OF \(column) ON \(own) FOR EACH ROW WHEN \(differs)"
         // (event, table the trigger is on or "" when the event names it, which rows to recompute)
         var events: [(event: String, on: String, condition: String)] = [(overruleEvent, "", "\(key) = NEW.\"_pk\"")]
-        // A column default of `@count`, `@sum` or `now()` is right for a new row: no
-        // insert trigger, whose run for every row would cost more than the insert.
+        // A column default of `now()` is right for a new row: no insert trigger, whose run
+        // for every row would cost more than the insert. An aggregate's default (0) is not
+        // always: a writer that links rows before inserting their target (a replica
+        // replaying a snapshot with the source's keys) needs the insert trigger to count
+        // links already there; it writes only when they exist.
         let defaultIsRight: Bool
         switch attribute.derivation! {
-        case .now, .aggregate(.count, _, _), .aggregate(.sum, _, _): defaultIsRight = defaulted.contains("\(entity.name).\(attribute.name)")
+        case .now: defaultIsRight = defaulted.contains("\(entity.name).\(attribute.name)")
         default: defaultIsRight = false
         }
         if !defaultIsRight { events.append(("INSERT ON \(own) FOR EACH ROW WHEN \(differs)", "", "\(key) = NEW.\"_pk\"")) }

@@ -29,7 +29,7 @@ public struct ObjectID: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     /// The stable URI form.
     public var uriRepresentation: String {
-        "tributary://\(storeID.uuidString.lowercased())/\(entityName)/p\(primaryKey)"
+        "tributary://" + storeID.lowercasedString + "/" + entityName + "/p" + String(primaryKey)
     }
 
     /// Parses the URI form; nil when the text is not one.

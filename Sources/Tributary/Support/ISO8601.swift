@@ -9,6 +9,20 @@ import Foundation
 public enum ISO8601 {
     /// Formats a date as `yyyy-MM-ddTHH:mm:ss[.SSS]Z`; fractional seconds only when present.
     public static func string(from date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the date as ``string(from:)`` formats it, as UTF-8, to `bytes` (JSON writers
+    /// use it to write dates without building a `String`).
+    ///
+    /// ```swift
+    /// var bytes: [UInt8] = []
+    /// ISO8601.append(Date(timeIntervalSince1970: 0), to: &bytes)   // "1970-01-01T00:00:00Z"
+    /// ```
+    public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let seconds = date.timeIntervalSince1970
         var whole = seconds.rounded(.down)
         var millis = Int(((seconds - whole) * 1000).rounded())
@@ -16,11 +30,23 @@ public enum ISO8601 {
         var time = time_t(whole)
         var parts = tm()
         gmtime_r(&time, &parts)
-        let base = String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d",
-            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-        return millis == 0 ? base + "Z" : base + String(format: ".%03dZ", millis)
+        // Digits by hand: String(format:) is slow on Linux, and this is on the export hot path.
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = value
+            if v < 0 { bytes.append(0x2D); v = -v }
+            if v >= divisor * 10 { bytes += Array(String(v).utf8); return }
+            while divisor > 0 { bytes.append(UInt8(48 + (v / divisor) % 10)); divisor /= 10 }
+        }
+        digits(Int(parts.tm_year) + 1900, 4); bytes.append(0x2D)
+        digits(Int(parts.tm_mon) + 1, 2); bytes.append(0x2D)
+        digits(Int(parts.tm_mday), 2); bytes.append(0x54)
+        digits(Int(parts.tm_hour), 2); bytes.append(0x3A)
+        digits(Int(parts.tm_min), 2); bytes.append(0x3A)
+        digits(Int(parts.tm_sec), 2)
+        if millis != 0 { bytes.append(0x2E); digits(millis, 3) }
+        bytes.append(0x5A)
     }
 
     /// Parses `yyyy-MM-dd`, `yyyy-MM-ddTHH:mm[:ss[.fff]]` followed by `Z` or `±HH:MM`; nil otherwise.

@@ -64,6 +64,8 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let objectNotFound = Code(rawValue: "objectNotFound")
         /// A context save refused by conflicts with newer rows or unique constraints (``MergeConflictError``).
         public static let mergeConflict = Code(rawValue: "mergeConflict")
+        /// A change stream (segments, manifest, dictionary) that is damaged, incomplete or has a gap.
+        public static let damagedStream = Code(rawValue: "damagedStream")
         /// An operating-system or SQLite failure.
         public static let io = Code(rawValue: "io")
     }

@@ -1,0 +1,119 @@
+import Foundation
+import Tributary
+
+/// Turns stream records into NDJSON lines, appended to a byte buffer (each line ends with `\n`).
+/// Encoders keep a little state (Debezium counts changes per entity in a transaction), so
+/// one encoder writes one stream, in position order.
+///
+/// ```swift
+/// var encoder = StreamFormat.native.makeEncoder()
+/// var bytes: [UInt8] = []
+/// encoder.encode(record, into: &bytes)
+/// ```
+public protocol RecordEncoder {
+    /// Appends `record` as one JSON line to `buffer`.
+    mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8])
+}
+
+/// The record encodings a stream can use.
+///
+/// ```swift
+/// let format = try StreamFormat(parsing: "debezium")
+/// ```
+public enum StreamFormat: String, Sendable, Codable, CaseIterable {
+    /// Tributary's own JSON: the `history --json` change record, one change a line,
+    /// with `storeID` and `position`.
+    case native
+    /// Debezium's change-event envelope (`before`, `after`, `op`, `source`, `ts_ms`, `transaction`).
+    case debezium
+    /// CloudEvents 1.0 structured JSON, with the native record as `data`.
+    case cloudevents
+
+    /// Parses a format name, with an error listing the names there are.
+    public init(parsing text: String) throws {
+        guard let format = StreamFormat(rawValue: text.lowercased()) else {
+            throw TributaryError(.invalidInput, "unknown format '\(text)'", location: "--format", hint: "use native, debezium or cloudevents")
+        }
+        self = format
+    }
+
+    /// A new encoder for this format; `clock` gives the export time Debezium records carry.
+    public func makeEncoder(clock: @escaping @Sendable () -> Date = { Date() }) -> any RecordEncoder {
+        switch self {
+        case .native: return NativeEncoder()
+        case .debezium: return DebeziumEncoder(clock: clock)
+        case .cloudevents: return CloudEventsEncoder()
+        }
+    }
+}
+
+/// The fields every encoding shares: what happened to which object, with values.
+enum RecordBody {
+    /// Writes `entity`, `objectID`, `type`, then `after` and `relationships` (insert, read),
+    /// `updatedProperties` (update) or `before` (delete), and `excluded`, as `history --json` does.
+    static func write(_ record: StreamRecord, texts: inout RecordTexts, to o: inout JSONWriter) {
+        o.field("entity", record.entityName)
+        o.field("objectID", texts.uri(record.objectID))
+        o.field("type", record.operation.name)
+        let properties = record.properties
+        switch record.operation {
+        case .create, .read:
+            o.key("after")
+            o.object { values in
+                for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.after ?? .null) }
+            }
+            if properties.contains(where: \.isMembershipChange) {
+                o.key("relationships")
+                o.object { r in for property in properties where property.isMembershipChange { writeMembership(property, to: &r) } }
+            }
+        case .update:
+            o.key("updatedProperties")
+            o.object { values in
+                for property in properties {
+                    if property.isMembershipChange {
+                        writeMembership(property, to: &values)
+                    } else {
+                        values.key(property.name)
+                        values.object { v in
+                            if property.isValueExcluded {
+                                v.field("excluded", .bool(true))
+                            } else {
+                                v.field("before", property.before ?? .null)
+                                v.field("after", property.after ?? .null)
+                            }
+                        }
+                    }
+                }
+            }
+        case .delete:
+            o.key("before")
+            o.object { values in
+                for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.before ?? .null) }
+            }
+        }
+        if record.operation != .update, properties.contains(where: \.isValueExcluded) {
+            o.key("excluded")
+            o.value(.array(properties.filter(\.isValueExcluded).map { .string($0.name) }))
+        }
+    }
+
+    static func writeMembership(_ property: PropertyChange, to json: inout JSONWriter) {
+        json.key(property.name)
+        json.object { m in
+            m.field("added", .array(property.added.map { .objectID($0) }))
+            m.field("removed", .array(property.removed.map { .objectID($0) }))
+        }
+    }
+
+    /// Writes the transaction's fields: token, index, timestamp, author, context name.
+    static func writeTransaction(_ record: StreamRecord, texts: RecordTexts, to o: inout JSONWriter) {
+        o.field("token", texts.token)
+        o.field("index", .integer(Int64(record.position.index)))
+        o.field("timestamp", texts.timestamp)
+        o.field("author", record.author.map { .string($0) } ?? .null)
+        o.field("contextName", record.contextName.map { .string($0) } ?? .null)
+    }
+
+    /// Milliseconds since 1970.
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Tributary
+
+/// Texts every record of a transaction shares (store ID, token, commit time, object URI
+/// prefixes), formatted once per transaction instead of once per record: encoding is on
+/// the export's hot path, and a transaction often holds thousands of changes.
+///
+/// ```swift
+/// var texts = RecordTexts()
+/// texts.update(for: record)
+/// print(texts.token, texts.uri(record.objectID))
+/// ```
+struct RecordTexts {
+    private var storeID: UUID?
+    private var tokenValue: Int64 = -1
+    private var time: Date?
+    private var prefixes: [String: String] = [:]
+    /// The store ID in lowercase.
+    private(set) var store = ""
+    /// The token as history prints it.
+    private(set) var token = ""
+    /// The commit time in ISO 8601.
+    private(set) var timestamp = ""
+
+    /// Makes the texts those of `record`'s transaction.
+    mutating func update(for record: StreamRecord) {
+        if record.storeID != storeID {
+            storeID = record.storeID
+            store = record.storeID.lowercasedString
+            prefixes = [:]
+            tokenValue = -1
+        }
+        if record.position.token != tokenValue {
+            tokenValue = record.position.token
+            token = record.token.description
+        }
+        if record.timestamp != time {
+            time = record.timestamp
+            timestamp = ISO8601.string(from: record.timestamp)
+        }
+    }
+
+    /// The URI of `id` (``ObjectID/uriRepresentation``), from a cached prefix when it is of this store.
+    mutating func uri(_ id: ObjectID) -> String {
+        guard id.storeID == storeID else { return id.uriRepresentation }
+        if let prefix = prefixes[id.entityName] { return prefix + String(id.primaryKey) }
+        let prefix = "tributary://" + store + "/" + id.entityName + "/p"
+        prefixes[id.entityName] = prefix
+        return prefix + String(id.primaryKey)
+    }
+}

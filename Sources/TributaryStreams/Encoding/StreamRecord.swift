@@ -1,0 +1,93 @@
+import Foundation
+import Tributary
+
+/// What a record does to its object: Debezium's `op` letters.
+public enum StreamOperation: String, Sendable, Codable, CaseIterable {
+    /// An insert (`c`).
+    case create = "c"
+    /// An update (`u`).
+    case update = "u"
+    /// A delete (`d`).
+    case delete = "d"
+    /// A snapshot read (`r`): the object as it was when the snapshot was taken.
+    case read = "r"
+
+    /// The name used by the native and CloudEvents encodings.
+    public var name: String {
+        switch self {
+        case .create: return "insert"
+        case .update: return "update"
+        case .delete: return "delete"
+        case .read: return "read"
+        }
+    }
+
+    /// The operation of a history change type.
+    public init(_ type: PersistentHistoryChangeType) {
+        switch type {
+        case .insert: self = .create
+        case .update: self = .update
+        case .delete: self = .delete
+        }
+    }
+}
+
+/// One change (or snapshot object) on its way into a stream, with its transaction's
+/// token, time, author and context name.
+///
+/// ```swift
+/// let record = StreamRecord(change: change, transaction: transaction)
+/// var bytes: [UInt8] = []
+/// NativeEncoder().encode(record, into: &bytes)
+/// ```
+public struct StreamRecord: Sendable, Equatable {
+    /// Where the record sits in the stream.
+    public var position: StreamPosition
+    /// The source store's ID.
+    public var storeID: UUID
+    /// When the transaction committed (the snapshot's time for reads).
+    public var timestamp: Date
+    /// The transaction's author.
+    public var author: String?
+    /// The transaction's context name.
+    public var contextName: String?
+    /// What happened.
+    public var operation: StreamOperation
+    /// The object.
+    public var objectID: ObjectID
+    /// The properties: `after` for inserts and reads, `before` and `after` for updates,
+    /// `before` for deletes; to-many membership changes as `added`/`removed`.
+    public var properties: [PropertyChange]
+
+    /// A record.
+    public init(position: StreamPosition, storeID: UUID, timestamp: Date, author: String?, contextName: String?,
+                operation: StreamOperation, objectID: ObjectID, properties: [PropertyChange]) {
+        self.position = position
+        self.storeID = storeID
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.operation = operation
+        self.objectID = objectID
+        self.properties = properties
+    }
+
+    /// The record of a history change.
+    public init(change: PersistentHistoryChange, timestamp: Date, author: String?, contextName: String?) {
+        self.init(position: StreamPosition(token: change.token.value, index: change.index), storeID: change.changedObjectID.storeID,
+                  timestamp: timestamp, author: author, contextName: contextName,
+                  operation: StreamOperation(change.changeType), objectID: change.changedObjectID, properties: change.properties)
+    }
+
+    /// The token, printed as history prints it.
+    public var token: PersistentHistoryToken { PersistentHistoryToken(value: position.token, storeID: storeID) }
+
+    /// The deterministic event ID: store ID, token and index (`r` before the index for
+    /// snapshot reads). The CloudEvents `id`, and the idempotence key of every sink.
+    public var eventID: String {
+        storeID.lowercasedString + "-" + String(position.token) + "-" + (position.isSnapshot ? "r" : "") + String(position.index)
+    }
+
+    /// The entity's name.
+    public var entityName: String { objectID.entityName }
+}

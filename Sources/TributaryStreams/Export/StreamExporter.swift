@@ -1,0 +1,255 @@
+import Foundation
+import Tributary
+
+/// Exports a store's history to a stream directory through a history consumer, never losing
+/// or repeating a change across crashes: segments and the manifest naming them are durable
+/// before the consumer is committed, a restart resumes after the manifest's last position,
+/// and a leftover temporary or unlisted segment is removed on start.
+///
+/// ```swift
+/// let exporter = try StreamExporter(coordinator: coordinator, directory: URL(fileURLWithPath: "stream"), options: ExportOptions())
+/// let summary = try exporter.exportOnce()
+/// print(summary.records, exporter.warnings)
+/// ```
+public final class StreamExporter {
+    /// The coordinator of the source store.
+    public let coordinator: PersistentStoreCoordinator
+    /// The stream directory.
+    public let directory: URL
+    /// The options.
+    public let options: ExportOptions
+    /// Things the caller should tell the user (history already pruned, dictionary not trained).
+    public private(set) var warnings: [String] = []
+    /// The manifest as last saved.
+    public private(set) var manifest: StreamManifest
+
+    private let storeID: UUID
+    private var recordEncoder: any RecordEncoder
+    private var frameEncoder: ZstdFrameEncoder
+    private var writer: SegmentWriter?
+    private var committed: Int64 = 0
+    private var line: [UInt8] = []
+    private var samples: [(line: [UInt8], position: StreamPosition, timestamp: Date)] = []
+    private var sampleBytes = 0
+    private var training: Bool
+
+    /// Opens (or creates) the stream directory for `coordinator`'s store: checks that an
+    /// existing stream is of this store and format, removes a leftover temporary segment and
+    /// segment files the manifest does not list, writes the model beside the manifest, and
+    /// registers the consumer (at the oldest kept history when new).
+    public init(coordinator: PersistentStoreCoordinator, directory: URL, options: ExportOptions) throws {
+        self.coordinator = coordinator
+        self.directory = directory
+        self.options = options
+        guard let store = coordinator.persistentStores.first else {
+            throw TributaryError(.noStore, "the coordinator has no store", hint: "add a store before exporting")
+        }
+        storeID = store.identifier
+        // A store without history fails here, before anything is written.
+        _ = try coordinator.currentPersistentHistoryToken()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var manifest = try StreamManifest.load(from: directory) ?? StreamManifest(storeID: storeID, format: options.format)
+        guard manifest.storeID == storeID else {
+            throw TributaryError(.invalidInput, "the stream in \(directory.path) is of store \(manifest.storeID.uuidString.lowercased()), not \(storeID.uuidString.lowercased())",
+                                 hint: "export each store to its own directory")
+        }
+        guard manifest.format == options.format else {
+            throw TributaryError(.invalidInput, "the stream in \(directory.path) is in the \(manifest.format.rawValue) format, not \(options.format.rawValue)",
+                                 hint: "use --format \(manifest.format.rawValue), or export to a new directory")
+        }
+        // A snapshot cut short cannot be continued (the rows have moved on): start the stream over.
+        if let snapshot = manifest.snapshot, !snapshot.complete {
+            for segment in manifest.segments { try? FileManager.default.removeItem(at: directory.appendingPathComponent(segment.name)) }
+            manifest.segments = []
+            manifest.snapshot = nil
+            manifest.completeThrough = 0
+            try manifest.save(to: directory)
+        }
+        self.manifest = manifest
+        try Self.removeLeftovers(in: directory, manifest: manifest)
+        let modelURL = directory.appendingPathComponent(StreamManifest.modelFileName)
+        if !FileManager.default.fileExists(atPath: modelURL.path) {
+            try DurableFile.write(store.model.canonicalJSON(), to: modelURL)
+        }
+        let dictionary = try Self.loadDictionary(directory: directory, manifest: manifest)
+        frameEncoder = try ZstdFrameEncoder(level: options.compressionLevel, dictionary: dictionary)
+        recordEncoder = options.format.makeEncoder(clock: options.clock)
+        training = options.dictionary && dictionary == nil && manifest.segments.isEmpty
+        let existing = try? coordinator.historyConsumer(named: options.consumerName)
+        let consumer = try existing ?? coordinator.registerHistoryConsumer(options.consumerName, startingAt: .oldest)
+        committed = consumer.token.value
+        if existing == nil, manifest.segments.isEmpty, !options.snapshot, consumer.token.value > 0 {
+            warnings.append("history through token \(consumer.token) was already pruned, so the stream starts after it; export with --snapshot to include the rows it changed")
+        }
+    }
+
+    /// The dictionary a stream uses, read from beside its manifest.
+    static func loadDictionary(directory: URL, manifest: StreamManifest) throws -> ZstdDictionary? {
+        guard let name = manifest.dictionary else { return nil }
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {
+            throw TributaryError(.damagedStream, "the zstd dictionary \(name) is missing", location: directory.path, hint: "the manifest names it; restore it from a copy")
+        }
+        return try ZstdDictionary(bytes: [UInt8](data))
+    }
+
+    /// Removes the temporary segment and segment files the manifest does not list (written
+    /// before a crash, before the manifest named them: their records are exported again).
+    static func removeLeftovers(in directory: URL, manifest: StreamManifest) throws {
+        let listed = Set(manifest.segments.map(\.name))
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let leftover = name == SegmentWriter.temporaryName || name.hasSuffix(".tmp") || (name.hasSuffix(SegmentWriter.fileExtension) && !listed.contains(name))
+            if leftover { try FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+        }
+    }
+
+    /// Exports what the store has now: the snapshot first if asked for and the stream is new,
+    /// then the history after the stream's last position, closing segments as they fill and
+    /// committing the consumer after each. Returns what was written.
+    public func exportOnce(progress: (ExportSummary) -> Void = { _ in }) throws -> ExportSummary {
+        var summary = ExportSummary()
+        if options.snapshot, manifest.segments.isEmpty, manifest.snapshot == nil {
+            try exportSnapshot(&summary, progress: progress)
+        }
+        let current = try coordinator.currentPersistentHistoryToken()
+        var after = max(committed, manifest.completeThrough)
+        if let last = manifest.last { after = max(after, last.isSnapshot ? last.token : last.token - 1) }
+        let resumeAfter = manifest.last
+        if current.value > after {
+            var filter = options.filter
+            filter.after = PersistentHistoryToken(value: after, storeID: storeID)
+            filter.through = current
+            var properties: [PropertyChange] = []
+            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
+                let position = StreamPosition(token: view.token.value, index: view.index)
+                if let resumeAfter, position <= resumeAfter { return }
+                let change = try view.copy()
+                properties = change.properties
+                if !options.excludedProperties.isEmpty {
+                    properties.removeAll { options.excludedProperties.contains($0.name) || options.excludedProperties.contains("\(view.entityName).\($0.name)") }
+                }
+                let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
+                                          operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: properties)
+                try emit(record, completeThrough: view.token.value - 1, summary: &summary)
+                if summary.records % 10_000 == 0 { progress(summary) }
+            }
+        }
+        try finishPass(completeThrough: current.value, summary: &summary)
+        summary.committedThrough = committed
+        progress(summary)
+        return summary
+    }
+
+    private func exportSnapshot(_ summary: inout ExportSummary, progress: (ExportSummary) -> Void) throws {
+        let now = options.clock()
+        var index = 0
+        try coordinator.enumerateSnapshot(entities: options.filter.entities, begin: { token in
+            manifest.snapshot = StreamManifest.Snapshot(token: token.value, complete: false, objects: 0)
+        }) { object in
+            var properties = object.properties
+            if !options.excludedProperties.isEmpty {
+                properties.removeAll { options.excludedProperties.contains($0.name) || options.excludedProperties.contains("\(object.objectID.entityName).\($0.name)") }
+            }
+            let record = StreamRecord(position: StreamPosition(token: manifest.snapshot!.token, index: index, isSnapshot: true), storeID: storeID, timestamp: now,
+                                      author: nil, contextName: nil, operation: .read, objectID: object.objectID, properties: properties)
+            index += 1
+            summary.snapshotObjects += 1
+            try emit(record, completeThrough: nil, summary: &summary)
+            if index % 10_000 == 0 { progress(summary) }
+        }
+        manifest.snapshot!.objects = index
+        manifest.snapshot!.complete = true
+        try finishPass(completeThrough: manifest.snapshot!.token, summary: &summary)
+    }
+
+    /// Encodes and writes one record; `completeThrough` is the newest token whose changes are
+    /// all written once this record is (nil inside a snapshot, which commits nothing until whole).
+    private func emit(_ record: StreamRecord, completeThrough: Int64?, summary: inout ExportSummary) throws {
+        line.removeAll(keepingCapacity: true)
+        recordEncoder.encode(record, into: &line)
+        summary.records += 1
+        if training {
+            samples.append((line, record.position, record.timestamp))
+            sampleBytes += line.count
+            if sampleBytes >= options.dictionarySampleBytes { try trainDictionary(summary: &summary) }
+            return
+        }
+        try write(line, position: record.position, timestamp: record.timestamp, completeThrough: completeThrough, summary: &summary)
+    }
+
+    private func write(_ line: [UInt8], position: StreamPosition, timestamp: Date, completeThrough: Int64?, summary: inout ExportSummary) throws {
+        if writer == nil { writer = try SegmentWriter(directory: directory, encoder: frameEncoder, recordsPerFrame: options.recordsPerFrame) }
+        let writer = writer!
+        try writer.append(line, position: position, timestamp: timestamp)
+        let old = writer.openedAt.map { Date().timeIntervalSince($0) >= options.maximumSegmentAge } ?? false
+        if writer.records >= options.maximumSegmentRecords || writer.approximateBytes >= options.maximumSegmentBytes || old {
+            try closeSegment(completeThrough: completeThrough, summary: &summary)
+        }
+    }
+
+    /// Trains the dictionary from the records held back, saves it, and writes them.
+    private func trainDictionary(summary: inout ExportSummary) throws {
+        training = false
+        let held = samples
+        samples = []
+        sampleBytes = 0
+        do {
+            let capacity = min(options.dictionaryCapacity, max(1024, held.reduce(0) { $0 + $1.line.count } / 100))
+            let dictionary = try ZstdDictionary.train(samples: held.map(\.line), capacity: capacity)
+            let name = "dictionary-\(dictionary.id).zdict"
+            try DurableFile.write(Data(dictionary.bytes), to: directory.appendingPathComponent(name))
+            manifest.dictionary = name
+            try manifest.save(to: directory)
+            frameEncoder = try ZstdFrameEncoder(level: options.compressionLevel, dictionary: dictionary)
+        } catch let error as TributaryError {
+            warnings.append("no dictionary: \(error.message); the stream is compressed without one")
+        }
+        for sample in held {
+            try write(sample.line, position: sample.position, timestamp: sample.timestamp, completeThrough: nil, summary: &summary)
+        }
+    }
+
+    private func finishPass(completeThrough: Int64, summary: inout ExportSummary) throws {
+        if training, !samples.isEmpty { try trainDictionary(summary: &summary) }
+        if writer != nil {
+            try closeSegment(completeThrough: completeThrough, summary: &summary)
+            return
+        }
+        manifest.completeThrough = max(manifest.completeThrough, completeThrough)
+        try manifest.save(to: directory)
+        try commit(through: manifest.completeThrough)
+    }
+
+    /// Makes the open segment durable, lists it in the manifest, saves the manifest, then commits the consumer.
+    private func closeSegment(completeThrough: Int64?, summary: inout ExportSummary) throws {
+        guard let writer else { return }
+        let entry = try writer.finish(previous: manifest.last)
+        self.writer = nil
+        manifest.segments.append(entry)
+        if let completeThrough { manifest.completeThrough = max(manifest.completeThrough, completeThrough) }
+        try manifest.save(to: directory)
+        summary.segments += 1
+        if manifest.snapshot?.complete != false { try commit(through: manifest.completeThrough) }
+    }
+
+    private func commit(through token: Int64) throws {
+        guard token > committed else { return }
+        try coordinator.commitHistoryConsumer(options.consumerName, through: PersistentHistoryToken(value: token, storeID: storeID))
+        committed = token
+    }
+
+    /// Waits until the store has a commit after `token`, and returns the new current token.
+    /// For now it polls ``PersistentStoreCoordinator/currentPersistentHistoryToken()`` every
+    /// `interval`; remote change notifications will replace the polling here, and only here.
+    ///
+    /// ```swift
+    /// var token = try coordinator.currentPersistentHistoryToken()
+    /// while true { _ = try exporter.exportOnce(); token = try await StreamExporter.waitForNextCommit(coordinator, after: token) }
+    /// ```
+    public static func waitForNextCommit(_ coordinator: PersistentStoreCoordinator, after token: PersistentHistoryToken, interval: Duration = .milliseconds(200)) async throws -> PersistentHistoryToken {
+        while true {
+            let current = try coordinator.currentPersistentHistoryToken()
+            if current > token { return current }
+            try await Task.sleep(for: interval)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Tributary
+
+/// Turns replayed changes into batch requests: runs of inserts (and snapshot reads) of one
+/// entity become one ``BatchInsertRequest`` with the source's primary keys, runs of deletes
+/// one ``BatchDeleteRequest`` by object ID, each update one ``BatchUpdateRequest``, and link
+/// changes ``BatchUpdateRequest/addedLinks`` and ``BatchUpdateRequest/removedLinks``.
+///
+/// ```swift
+/// var applier = ReplayApplier(coordinator: target, model: model, batchSize: 1000)
+/// _ = try applier.add(change, position: position)
+/// try applier.flush()
+/// ```
+struct ReplayApplier {
+    let coordinator: PersistentStoreCoordinator
+    let model: ManagedObjectModel
+    let batchSize: Int
+    private let storeID: UUID
+    private let transaction = TransactionMetadata(author: "tributary-replay", contextName: "replay")
+    private var pending: [ReplayChange] = []
+    private var pendingLast: StreamPosition?
+    /// The last position whose change is written.
+    private(set) var appliedThrough: StreamPosition?
+
+    init(coordinator: PersistentStoreCoordinator, model: ManagedObjectModel, batchSize: Int) {
+        self.coordinator = coordinator
+        self.model = model
+        self.batchSize = max(1, batchSize)
+        storeID = coordinator.persistentStores.first?.identifier ?? UUID()
+        var derived: [String: Set<String>] = [:]
+        for entity in model.entities { derived[entity.name] = Set(entity.attributes.filter(\.isDerived).map(\.name)) }
+        derivedAttributes = derived
+    }
+
+    /// Derived attributes by entity: the target's triggers compute them, so replay leaves them out.
+    private let derivedAttributes: [String: Set<String>]
+
+    /// A change's values without derived attributes.
+    private func written(_ change: ReplayChange) -> [String: AttributeValue] {
+        guard let derived = derivedAttributes[change.entityName], !derived.isEmpty else { return change.values }
+        return change.values.filter { !derived.contains($0.key) }
+    }
+
+    /// Adds a change; returns true when this flushed a batch (so the position may be saved).
+    mutating func add(_ change: ReplayChange, position: StreamPosition) throws -> Bool {
+        var flushed = false
+        if let first = pending.first, !Self.groups(first, change) || pending.count >= batchSize {
+            try flush()
+            flushed = true
+        }
+        pending.append(change)
+        pendingLast = position
+        return flushed
+    }
+
+    private static func groups(_ a: ReplayChange, _ b: ReplayChange) -> Bool {
+        guard a.entityName == b.entityName else { return false }
+        switch (a.operation, b.operation) {
+        case (.create, .create), (.read, .read), (.create, .read), (.read, .create), (.delete, .delete): return true
+        default: return false
+        }
+    }
+
+    /// Writes the pending changes.
+    mutating func flush() throws {
+        guard let first = pending.first else { return }
+        let entity = first.entityName
+        switch first.operation {
+        case .create, .read:
+            var request = BatchInsertRequest(entityName: entity, objects: pending.map(written))
+            request.primaryKeys = pending.map(\.primaryKey)
+            request.transaction = transaction
+            try coordinator.execute(request)
+            for change in pending where !change.added.isEmpty || !change.removed.isEmpty { try link(change) }
+        case .update:
+            for change in pending {
+                let values = written(change)
+                if !values.isEmpty {
+                    var request = BatchUpdateRequest(entityName: entity, propertiesToUpdate: values)
+                    request.objectIDs = [objectID(change)]
+                    request.transaction = transaction
+                    try coordinator.execute(request)
+                }
+                if !change.added.isEmpty || !change.removed.isEmpty { try link(change) }
+            }
+        case .delete:
+            var request = BatchDeleteRequest(entityName: entity)
+            request.objectIDs = pending.map(objectID)
+            request.transaction = transaction
+            try coordinator.execute(request)
+        }
+        pending.removeAll(keepingCapacity: true)
+        appliedThrough = pendingLast
+    }
+
+    /// Applies many-to-many link changes (to-many sides of one-to-many links are replayed
+    /// through the to-one side, which history records too).
+    private func link(_ change: ReplayChange) throws {
+        guard let entity = model.entity(named: change.entityName) else { return }
+        func manyToMany(_ name: String) -> Bool {
+            guard let relationship = entity.relationship(named: name), relationship.isToMany,
+                  let inverse = model.entity(named: relationship.destinationEntity)?.relationship(named: relationship.inverseName) else { return false }
+            return inverse.isToMany
+        }
+        let added = change.added.filter { manyToMany($0.key) }
+        let removed = change.removed.filter { manyToMany($0.key) }
+        guard !added.isEmpty || !removed.isEmpty else { return }
+        var request = BatchUpdateRequest(entityName: change.entityName)
+        request.objectIDs = [objectID(change)]
+        request.addedLinks = added
+        request.removedLinks = removed
+        request.transaction = transaction
+        try coordinator.execute(request)
+    }
+
+    private func objectID(_ change: ReplayChange) -> ObjectID {
+        ObjectID(storeID: storeID, entityName: change.entityName, primaryKey: change.primaryKey)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Tributary
+
+/// One record of a stream read back for replay: what to do to which object, with values
+/// converted to the model's types.
+///
+/// ```swift
+/// let change = try ReplayChange(line: line, format: .native, model: model)
+/// print(change.operation, change.entityName, change.primaryKey)
+/// ```
+public struct ReplayChange: Sendable {
+    /// What happened.
+    public var operation: StreamOperation
+    /// The entity.
+    public var entityName: String
+    /// The object's primary key in the source (kept in the replica).
+    public var primaryKey: Int64
+    /// The transaction's token value.
+    public var token: Int64
+    /// The commit time.
+    public var timestamp: Date?
+    /// Attribute and to-one values after the change (inserts, reads, updates).
+    public var values: [String: AttributeValue] = [:]
+    /// To-many links added, by relationship.
+    public var added: [String: [ObjectID]] = [:]
+    /// To-many links removed, by relationship.
+    public var removed: [String: [ObjectID]] = [:]
+
+    /// Parses a record line of `format`, converting values to `model`'s attribute types.
+    public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
+        try self.init(line: line, format: format, model: model, ids: ObjectIDReader())
+    }
+
+    /// Parses a record, reading object IDs through `ids` (which remembers URI prefixes across records).
+    init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel, ids: ObjectIDReader) throws {
+        guard case .object(let top) = try RecordJSONParser.parse(line) else { throw Self.bad("a record is not a JSON object") }
+        switch format {
+        case .native: try self.init(native: top, model: model, ids: ids)
+        case .cloudevents:
+            guard case .object(let data)? = top["data"] else { throw Self.bad("a CloudEvents record has no data object") }
+            try self.init(native: data, model: model, ids: ids)
+        case .debezium: try self.init(debezium: top, model: model, ids: ids)
+        }
+    }
+
+    private init(native record: [String: JSONValue], model: ManagedObjectModel, ids: ObjectIDReader) throws {
+        guard case .string(let type)? = record["type"], case .string(let uri)? = record["objectID"], let id = ids.read(uri),
+              case .string(let tokenText)? = record["token"] else { throw Self.bad("a record lacks type, objectID or token") }
+        let entity = try model.requireEntity(id.entityName)
+        guard let operation = StreamOperation.allCases.first(where: { $0.name == type }) else { throw Self.bad("unknown record type '\(type)'") }
+        self.operation = operation
+        entityName = entity.name
+        primaryKey = id.primaryKey
+        guard let dash = tokenText.utf8.firstIndex(of: 0x2D), let value = Int64(tokenText[..<dash]) else { throw Self.bad("'\(tokenText)' is not a token") }
+        token = value
+        if case .string(let time)? = record["timestamp"] { timestamp = ISO8601.date(from: time) }
+        switch operation {
+        case .create, .read:
+            if case .object(let after)? = record["after"] {
+                for (name, value) in after { try set(name, value, entity: entity, ids: ids) }
+            }
+            if case .object(let links)? = record["relationships"] {
+                for (name, value) in links { try link(name, value, ids: ids) }
+            }
+        case .update:
+            if case .object(let changed)? = record["updatedProperties"] {
+                for (name, change) in changed {
+                    guard case .object(let fields) = change else { continue }
+                    if fields["added"] != nil || fields["removed"] != nil {
+                        try link(name, change, ids: ids)
+                    } else if let after = fields["after"], fields["excluded"] == nil {
+                        try set(name, after, entity: entity, ids: ids)
+                    }
+                }
+            }
+        case .delete:
+            break
+        }
+    }
+
+    private init(debezium record: [String: JSONValue], model: ManagedObjectModel, ids: ObjectIDReader) throws {
+        guard case .string(let op)? = record["op"], let operation = StreamOperation(rawValue: op), case .object(let source)? = record["source"],
+              case .string(let table)? = source["table"], case .string(let tokenText)? = source["token"] else {
+            throw Self.bad("a Debezium record lacks op, source.table or source.token")
+        }
+        let entity = try model.requireEntity(table)
+        self.operation = operation
+        entityName = entity.name
+        token = try PersistentHistoryToken(parsing: tokenText).value
+        if case .integer(let ms)? = source["ts_ms"] { timestamp = Date(timeIntervalSince1970: Double(ms) / 1000) }
+        let row: [String: JSONValue]
+        switch (operation, record["before"], record["after"]) {
+        case (.delete, .object(let before)?, _): row = before
+        case (_, _, .object(let after)?): row = after
+        default: throw Self.bad("a Debezium record has no row")
+        }
+        guard case .integer(let key)? = row["_pk"] else { throw Self.bad("a Debezium row has no _pk") }
+        primaryKey = key
+        guard operation != .delete else { return }
+        for (name, value) in row where name != "_pk" {
+            if let relationship = entity.relationship(named: name), relationship.isToMany {
+                if case .array = value { try link(name, .object(["added": value]), ids: ids) } else { try link(name, value, ids: ids) }
+            } else {
+                try set(name, value, entity: entity, ids: ids)
+            }
+        }
+    }
+
+    private mutating func set(_ name: String, _ value: JSONValue, entity: EntityDescription, ids: ObjectIDReader) throws {
+        if let attribute = entity.attribute(named: name) {
+            values[name] = try Self.convert(value, to: attribute.type, name: name)
+        } else if let relationship = entity.relationship(named: name), !relationship.isToMany {
+            switch value {
+            case .null: values[name] = .null
+            case .string(let uri):
+                guard let id = ids.read(uri) else { throw Self.bad("'\(name)' is not an object ID: \(uri)") }
+                values[name] = .objectID(id)
+            default: throw Self.bad("'\(name)' is not an object ID")
+            }
+        } else {
+            throw TributaryError(.unknownProperty, "the record sets '\(name)', which \(entity.name) does not have", hint: "replay with the stream's own model, or give --model with the source's model")
+        }
+    }
+
+    private mutating func link(_ name: String, _ value: JSONValue, ids: ObjectIDReader) throws {
+        guard case .object(let fields) = value else { throw Self.bad("links of '\(name)' are not an object") }
+        func list(_ value: JSONValue?) throws -> [ObjectID] {
+            guard case .array(let items)? = value else { return [] }
+            return try items.map { item in
+                guard case .string(let uri) = item, let id = ids.read(uri) else { throw Self.bad("a link of '\(name)' is not an object ID") }
+                return id
+            }
+        }
+        let add = try list(fields["added"]), remove = try list(fields["removed"])
+        if !add.isEmpty { added[name, default: []] += add }
+        if !remove.isEmpty { removed[name, default: []] += remove }
+    }
+
+    static func convert(_ value: JSONValue, to type: AttributeType, name: String) throws -> AttributeValue {
+        let converted: AttributeValue?
+        switch value {
+        case .null: converted = .null
+        case .string(let text): converted = try AttributeValue.parse(text, as: type)
+        case .integer(let i): converted = AttributeValue.integer(i).coerced(to: type)
+        case .double(let d): converted = AttributeValue.double(d).coerced(to: type)
+        case .bool(let b): converted = AttributeValue.bool(b).coerced(to: type)
+        case .array, .object: converted = nil
+        }
+        guard let converted else { throw bad("'\(name)' holds \(value) where a \(type.rawValue) belongs") }
+        return converted
+    }
+
+    static func bad(_ message: String) -> TributaryError {
+        TributaryError(.damagedStream, message, hint: "the stream was not written by tributary export, or was edited")
+    }
+}

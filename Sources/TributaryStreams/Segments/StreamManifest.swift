@@ -1,0 +1,134 @@
+import Foundation
+import Tributary
+
+/// The table of contents of a stream directory (`manifest.json`): the store, the encoding,
+/// the snapshot if the stream starts with one, and every segment in order with its range,
+/// size and SHA-256. Replaced atomically after each segment is durable.
+///
+/// ```swift
+/// let manifest = try StreamManifest.load(from: directory)
+/// for segment in manifest?.segments ?? [] { print(segment.name, segment.records) }
+/// ```
+public struct StreamManifest: Sendable, Codable, Equatable {
+    /// The manifest's format version.
+    public static let currentFormatVersion = 1
+    /// The manifest's file name in a stream directory.
+    public static let fileName = "manifest.json"
+    /// The file name of the source's model beside the manifest.
+    public static let modelFileName = "model.json"
+
+    /// A snapshot the stream starts with.
+    public struct Snapshot: Sendable, Codable, Equatable {
+        /// The history token the snapshot's rows are the state at.
+        public var token: Int64
+        /// Whether every object of the snapshot is in the stream.
+        public var complete: Bool
+        /// The number of objects.
+        public var objects: Int
+    }
+
+    /// One segment file.
+    public struct Segment: Sendable, Codable, Equatable {
+        /// The file name, from its first and last position.
+        public var name: String
+        /// The position of its first record.
+        public var first: StreamPosition
+        /// The position of its last record.
+        public var last: StreamPosition
+        /// The last position of the segment before (nil for the first): a reader checks
+        /// that segments follow one another with no gap.
+        public var previous: StreamPosition?
+        /// Commit time of the first record.
+        public var firstTimestamp: Date
+        /// Commit time of the last record.
+        public var lastTimestamp: Date
+        /// Number of records.
+        public var records: Int
+        /// Number of zstd frames holding records.
+        public var frames: Int
+        /// Size of the file in bytes.
+        public var bytes: Int
+        /// SHA-256 of the file, as `sha256sum` prints it.
+        public var sha256: String
+        /// The zstd dictionary the frames need, 0 for none.
+        public var dictionaryID: UInt32
+    }
+
+    /// The manifest's format version.
+    public var formatVersion = StreamManifest.currentFormatVersion
+    /// The source store's ID.
+    public var storeID: UUID
+    /// The record encoding.
+    public var format: StreamFormat
+    /// The snapshot the stream starts with, if any.
+    public var snapshot: Snapshot?
+    /// The file name of the zstd dictionary, if the stream uses one.
+    public var dictionary: String?
+    /// Every transaction through this token has all its (matching) changes in the stream.
+    public var completeThrough: Int64
+    /// The segments, in order.
+    public var segments: [Segment]
+
+    /// An empty manifest.
+    public init(storeID: UUID, format: StreamFormat, completeThrough: Int64 = 0) {
+        self.storeID = storeID
+        self.format = format
+        self.completeThrough = completeThrough
+        self.segments = []
+    }
+
+    /// The position of the last record in the stream.
+    public var last: StreamPosition? { segments.last?.last }
+
+    /// The manifest in `directory`, nil when there is none; an error naming the fault when it cannot be read.
+    public static func load(from directory: URL) throws -> StreamManifest? {
+        let url = directory.appendingPathComponent(fileName)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data = try Data(contentsOf: url)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = ISO8601.date(from: text) else {
+                throw TributaryError(.damagedStream, "'\(text)' is not a date", location: url.path)
+            }
+            return date
+        }
+        let manifest: StreamManifest
+        do {
+            manifest = try decoder.decode(StreamManifest.self, from: data)
+        } catch let error as TributaryError {
+            throw TributaryError(.damagedStream, "the manifest cannot be read: \(error.message)", location: url.path, hint: "restore manifest.json; it must not be edited by hand")
+        } catch {
+            throw TributaryError(.damagedStream, "the manifest cannot be read (\(Self.describe(error)))", location: url.path, hint: "restore manifest.json; it must not be edited by hand")
+        }
+        guard manifest.formatVersion <= currentFormatVersion else {
+            throw TributaryError(.newerFormat, "the stream was written by a newer Tributary (manifest format \(manifest.formatVersion))", location: url.path, hint: "upgrade tributary")
+        }
+        return manifest
+    }
+
+    /// The manifest as JSON text (keys sorted, one segment a line).
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.string(from: date))
+        }
+        return try encoder.encode(self)
+    }
+
+    /// Writes the manifest to `directory` atomically: a temporary file, fsync, rename, fsync of the directory.
+    public func save(to directory: URL) throws {
+        try DurableFile.write(try encoded(), to: directory.appendingPathComponent(Self.fileName))
+    }
+
+    private static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "no \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
+            return (context.codingPath.map(\.stringValue).joined(separator: ".") + " " + context.debugDescription).trimmingCharacters(in: .whitespaces)
+        default: return "\(error)"
+        }
+    }
+}

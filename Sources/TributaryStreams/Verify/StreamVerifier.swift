@@ -1,0 +1,109 @@
+import Foundation
+import Tributary
+
+/// Checks a stream directory: the manifest against the segments (names from their ranges,
+/// record and frame counts, ranges following one another with no gap or overlap, sizes,
+/// SHA-256, zstd's checksum of every frame, positions rising record by record) and the
+/// dictionary the segments need. The first damage found is thrown as `damagedStream`,
+/// naming the segment and the byte offset or record number.
+///
+/// ```swift
+/// let summary = try StreamVerifier(directory: URL(fileURLWithPath: "stream")).verify()
+/// print(summary.segments, summary.records)
+/// ```
+public struct StreamVerifier {
+    /// The stream directory.
+    public let directory: URL
+
+    /// What a sound stream holds.
+    public struct Summary: Sendable, Equatable {
+        /// The manifest.
+        public var manifest: StreamManifest
+        /// Segments checked.
+        public var segments = 0
+        /// Records checked.
+        public var records = 0
+        /// Bytes of segments.
+        public var bytes = 0
+        /// Bytes of records once decompressed.
+        public var decompressedBytes = 0
+        /// The first and last position.
+        public var first: StreamPosition?
+        /// The last position.
+        public var last: StreamPosition?
+    }
+
+    /// A verifier of the stream in `directory`.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// The manifest, checked on its own: present, readable, segments in order with no gap or overlap.
+    public func checkedManifest() throws -> StreamManifest {
+        guard let manifest = try StreamManifest.load(from: directory) else {
+            throw TributaryError(.damagedStream, "no manifest.json", location: directory.path, hint: "this is not a stream directory (tributary export STORE --to DIR writes one)")
+        }
+        let place = directory.appendingPathComponent(StreamManifest.fileName).path
+        var previous: StreamPosition?
+        for (i, segment) in manifest.segments.enumerated() {
+            let where_ = "segment \(segment.name)"
+            guard segment.previous == previous else {
+                let expected = previous.map { "after \($0)" } ?? "at the start"
+                throw TributaryError(.damagedStream, "segment \(i + 1) of the manifest follows \(segment.previous.map(\.description) ?? "nothing"), not the previous segment's last position (\(expected)): a gap or an overlap", location: where_,
+                                     hint: "a segment is missing from the manifest, or it was edited by hand; restore it")
+            }
+            guard segment.first <= segment.last, previous.map({ segment.first > $0 }) ?? true else {
+                throw TributaryError(.damagedStream, "range \(segment.first)…\(segment.last) does not follow \(previous?.description ?? "the start")", location: where_, hint: "the manifest was edited by hand; restore it")
+            }
+            guard segment.name == SegmentWriter.name(first: segment.first, last: segment.last) else {
+                throw TributaryError(.damagedStream, "the name does not match the range \(segment.first)…\(segment.last) the manifest gives", location: where_, hint: "the manifest was edited by hand; restore it")
+            }
+            guard segment.records > 0, segment.frames > 0 else {
+                throw TributaryError(.damagedStream, "the manifest gives \(segment.records) records in \(segment.frames) frames", location: where_, hint: "the manifest was edited by hand; restore it")
+            }
+            if segment.dictionaryID != 0, manifest.dictionary == nil {
+                throw TributaryError(.damagedStream, "the segment needs zstd dictionary \(segment.dictionaryID), and the manifest names none", location: where_)
+            }
+            previous = segment.last
+        }
+        if let snapshot = manifest.snapshot, let first = manifest.segments.first?.first, !first.isSnapshot || first.token != snapshot.token {
+            throw TributaryError(.damagedStream, "the manifest says the stream starts with a snapshot at token \(snapshot.token), and its first record is \(first)", location: place)
+        }
+        return manifest
+    }
+
+    /// Checks everything; returns a summary of a sound stream.
+    public func verify(progress: (Summary) -> Void = { _ in }) throws -> Summary {
+        let manifest = try checkedManifest()
+        let dictionary = try StreamExporter.loadDictionary(directory: directory, manifest: manifest)
+        if let dictionary, manifest.dictionary != "dictionary-\(dictionary.id).zdict" {
+            throw TributaryError(.damagedStream, "the dictionary file \(manifest.dictionary!) holds dictionary \(dictionary.id)", location: directory.path, hint: "restore the dictionary")
+        }
+        let decoder = try ZstdFrameDecoder(dictionary: dictionary)
+        var summary = Summary(manifest: manifest)
+        for segment in manifest.segments {
+            let reader = try SegmentReader(directory: directory, segment: segment, format: manifest.format, decoder: decoder)
+            var count = 0
+            var last: StreamPosition?
+            try reader.forEachRecord { line, position in
+                if count == 0, position != segment.first {
+                    throw TributaryError(.damagedStream, "record 1 is at \(position), the manifest says \(segment.first)", location: "segment \(segment.name)")
+                }
+                count += 1
+                last = position
+                summary.decompressedBytes += line.count + 1
+                return true
+            }
+            guard count == segment.records, last == segment.last else {
+                throw TributaryError(.damagedStream, "the segment holds \(count) records ending at \(last?.description ?? "nothing"), the manifest says \(segment.records) ending at \(segment.last)", location: "segment \(segment.name)")
+            }
+            summary.segments += 1
+            summary.records += count
+            summary.bytes += segment.bytes
+            summary.first = summary.first ?? segment.first
+            summary.last = segment.last
+            progress(summary)
+        }
+        return summary
+    }
+}

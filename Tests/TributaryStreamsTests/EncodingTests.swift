@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import Tributary
+@testable import TributaryStreams
+
+/// Each encoding against fixed expected output, for every operation.
+@Suite struct EncodingTests {
+    static let storeID = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00CF4FC964FF")!
+    static let commit = Date(timeIntervalSince1970: 1_714_564_800)   // 2024-05-01T12:00:00Z
+    static let exportTime = Date(timeIntervalSince1970: 1_714_564_801.25)
+
+    static func id(_ entity: String, _ key: Int64) -> ObjectID { ObjectID(storeID: storeID, entityName: entity, primaryKey: key) }
+
+    static func record(_ operation: StreamOperation, _ properties: [PropertyChange], index: Int = 0, token: Int64 = 7, snapshot: Bool = false, entity: String = "Tag", key: Int64 = 1) -> StreamRecord {
+        StreamRecord(position: StreamPosition(token: token, index: index, isSnapshot: snapshot), storeID: storeID, timestamp: commit,
+                     author: snapshot ? nil : "importer", contextName: snapshot ? nil : "cli", operation: operation, objectID: id(entity, key), properties: properties)
+    }
+
+    static let insert = record(.create, [PropertyChange(name: "name", after: "swift"), PropertyChange(name: "color", after: "gray")])
+    static let update = record(.update, [PropertyChange(name: "color", before: "gray", after: "red")], index: 1)
+    static let delete = record(.delete, [PropertyChange(name: "name", before: "swift"), PropertyChange(name: "color", before: "red")], index: 2)
+    static let read = record(.read, [PropertyChange(name: "title", after: "Hi"), PropertyChange(name: "createdAt", after: .date(commit)),
+                                     PropertyChange(name: "tags", added: [id("Tag", 1)])], index: 0, snapshot: true, entity: "Post", key: 3)
+
+    static func encode(_ format: StreamFormat, _ records: [StreamRecord]) -> [String] {
+        var encoder = format.makeEncoder(clock: { exportTime })
+        var bytes: [UInt8] = []
+        for record in records { encoder.encode(record, into: &bytes) }
+        #expect(bytes.last == 0x0A)
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test func native() {
+        let lines = Self.encode(.native, [Self.insert, Self.update, Self.delete, Self.read])
+        #expect(lines == [
+            #"{"position":"7.0","storeID":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","token":"7-6f9619ff","index":0,"timestamp":"2024-05-01T12:00:00Z","author":"importer","contextName":"cli","entity":"Tag","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","type":"insert","after":{"name":"swift","color":"gray"}}"#,
+            #"{"position":"7.1","storeID":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","token":"7-6f9619ff","index":1,"timestamp":"2024-05-01T12:00:00Z","author":"importer","contextName":"cli","entity":"Tag","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","type":"update","updatedProperties":{"color":{"before":"gray","after":"red"}}}"#,
+            #"{"position":"7.2","storeID":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","token":"7-6f9619ff","index":2,"timestamp":"2024-05-01T12:00:00Z","author":"importer","contextName":"cli","entity":"Tag","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","type":"delete","before":{"name":"swift","color":"red"}}"#,
+            #"{"position":"7.r0","storeID":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","token":"7-6f9619ff","index":0,"timestamp":"2024-05-01T12:00:00Z","author":null,"contextName":null,"entity":"Post","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Post/p3","type":"read","after":{"title":"Hi","createdAt":"2024-05-01T12:00:00Z"},"relationships":{"tags":{"added":["tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1"],"removed":[]}}}"#,
+        ])
+    }
+
+    @Test func debezium() {
+        let lines = Self.encode(.debezium, [Self.insert, Self.update, Self.delete, Self.read])
+        #expect(lines == [
+            #"{"before":null,"after":{"_pk":1,"name":"swift","color":"gray"},"source":{"version":"tributary-1","connector":"tributary","name":"tributary","ts_ms":1714564800000,"snapshot":"false","db":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","table":"Tag","token":"7-6f9619ff","index":0,"author":"importer","contextName":"cli"},"op":"c","ts_ms":1714564801250,"transaction":{"id":"7-6f9619ff","total_order":1,"data_collection_order":1}}"#,
+            #"{"before":{"_pk":1,"color":"gray"},"after":{"_pk":1,"color":"red"},"source":{"version":"tributary-1","connector":"tributary","name":"tributary","ts_ms":1714564800000,"snapshot":"false","db":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","table":"Tag","token":"7-6f9619ff","index":1,"author":"importer","contextName":"cli"},"op":"u","ts_ms":1714564801250,"transaction":{"id":"7-6f9619ff","total_order":2,"data_collection_order":2}}"#,
+            #"{"before":{"_pk":1,"name":"swift","color":"red"},"after":null,"source":{"version":"tributary-1","connector":"tributary","name":"tributary","ts_ms":1714564800000,"snapshot":"false","db":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","table":"Tag","token":"7-6f9619ff","index":2,"author":"importer","contextName":"cli"},"op":"d","ts_ms":1714564801250,"transaction":{"id":"7-6f9619ff","total_order":3,"data_collection_order":3}}"#,
+            #"{"before":null,"after":{"_pk":3,"title":"Hi","createdAt":"2024-05-01T12:00:00Z","tags":["tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1"]},"source":{"version":"tributary-1","connector":"tributary","name":"tributary","ts_ms":1714564800000,"snapshot":"true","db":"6f9619ff-8b86-d011-b42d-00cf4fc964ff","table":"Post","token":"7-6f9619ff","index":0,"author":null,"contextName":null},"op":"r","ts_ms":1714564801250,"transaction":null}"#,
+        ])
+    }
+
+    /// The field rules of Debezium's documentation: op is c/u/d/r; c and r have no before,
+    /// d has no after, u has both; source.ts_ms is the commit, ts_ms the export (lag = difference);
+    /// total_order counts events in the transaction, data_collection_order those of one table.
+    @Test func debeziumFieldRules() throws {
+        let other = Self.record(.create, [PropertyChange(name: "title", after: "T")], index: 3, entity: "Post", key: 9)
+        for line in Self.encode(.debezium, [Self.insert, Self.update, other, Self.delete, Self.read]) {
+            guard case .object(let event) = try JSONValue.parse(line), case .string(let op)? = event["op"], case .object(let source)? = event["source"],
+                  case .integer(let commit)? = source["ts_ms"], case .integer(let exported)? = event["ts_ms"] else {
+                Issue.record("not an envelope: \(line)")
+                continue
+            }
+            #expect(["c", "u", "d", "r"].contains(op))
+            #expect((event["before"] == .null) == (op == "c" || op == "r"))
+            #expect((event["after"] == .null) == (op == "d"))
+            #expect(exported - commit == 1250)
+            #expect(source["connector"] == .string("tributary") && source["table"] != nil && source["db"] != nil)
+            #expect((event["transaction"] == .null) == (op == "r"))
+        }
+        let orders = Self.encode(.debezium, [Self.insert, Self.update, other, Self.delete]).map { line -> [JSONValue?] in
+            guard case .object(let event) = try! JSONValue.parse(line), case .object(let t)? = event["transaction"] else { return [] }
+            return [t["total_order"], t["data_collection_order"]]
+        }
+        #expect(orders == [[.integer(1), .integer(1)], [.integer(2), .integer(2)], [.integer(4), .integer(1)], [.integer(3), .integer(3)]])
+    }
+
+    @Test func cloudEvents() {
+        let lines = Self.encode(.cloudevents, [Self.insert, Self.update, Self.delete, Self.read])
+        #expect(lines == [
+            #"{"specversion":"1.0","id":"6f9619ff-8b86-d011-b42d-00cf4fc964ff-7-0","source":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff","type":"tributary.Tag.insert","subject":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","time":"2024-05-01T12:00:00Z","datacontenttype":"application/json","data":{"position":"7.0","token":"7-6f9619ff","index":0,"timestamp":"2024-05-01T12:00:00Z","author":"importer","contextName":"cli","entity":"Tag","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","type":"insert","after":{"name":"swift","color":"gray"}}}"#,
+            #"{"specversion":"1.0","id":"6f9619ff-8b86-d011-b42d-00cf4fc964ff-7-1","source":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff","type":"tributary.Tag.update","subject":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","time":"2024-05-01T12:00:00Z","datacontenttype":"application/json","data":{"position":"7.1","token":"7-6f9619ff","index":1,"timestamp":"2024-05-01T12:00:00Z","author":"importer","contextName":"cli","entity":"Tag","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","type":"update","updatedProperties":{"color":{"before":"gray","after":"red"}}}}"#,
+            #"{"specversion":"1.0","id":"6f9619ff-8b86-d011-b42d-00cf4fc964ff-7-2","source":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff","type":"tributary.Tag.delete","subject":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","time":"2024-05-01T12:00:00Z","datacontenttype":"application/json","data":{"position":"7.2","token":"7-6f9619ff","index":2,"timestamp":"2024-05-01T12:00:00Z","author":"importer","contextName":"cli","entity":"Tag","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1","type":"delete","before":{"name":"swift","color":"red"}}}"#,
+            #"{"specversion":"1.0","id":"6f9619ff-8b86-d011-b42d-00cf4fc964ff-7-r0","source":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff","type":"tributary.Post.read","subject":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Post/p3","time":"2024-05-01T12:00:00Z","datacontenttype":"application/json","data":{"position":"7.r0","token":"7-6f9619ff","index":0,"timestamp":"2024-05-01T12:00:00Z","author":null,"contextName":null,"entity":"Post","objectID":"tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Post/p3","type":"read","after":{"title":"Hi","createdAt":"2024-05-01T12:00:00Z"},"relationships":{"tags":{"added":["tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1"],"removed":[]}}}}"#,
+        ])
+    }
+
+    @Test func eventIDsAreDeterministicAndPositionsRoundTrip() throws {
+        #expect(Self.update.eventID == "6f9619ff-8b86-d011-b42d-00cf4fc964ff-7-1")
+        #expect(Self.read.eventID == "6f9619ff-8b86-d011-b42d-00cf4fc964ff-7-r0")
+        for text in ["42.3", "42.r3", "0.0"] { #expect(try StreamPosition(parsing: text).description == text) }
+        #expect(StreamPosition(token: 7, index: 9) < StreamPosition(token: 7, index: 0, isSnapshot: true))
+        #expect(StreamPosition(token: 7, index: 5, isSnapshot: true) < StreamPosition(token: 8, index: 0))
+        #expect(throws: TributaryError.self) { try StreamPosition(parsing: "7") }
+    }
+
+    /// Every encoding reads back to the same change for replay.
+    @Test func encodingsReadBackForReplay() throws {
+        let model = try StreamFixtures.blogModel()
+        for format in StreamFormat.allCases {
+            let lines = Self.encode(format, [Self.update, Self.read])
+            let update = try ReplayChange(line: ArraySlice(lines[0].utf8), format: format, model: model)
+            #expect(update.operation == .update && update.primaryKey == 1 && update.values == ["color": "red"] && update.token == 7)
+            let read = try ReplayChange(line: ArraySlice(lines[1].utf8), format: format, model: model)
+            #expect(read.operation == .read && read.entityName == "Post" && read.values["createdAt"] == .date(Self.commit))
+            #expect(read.added == ["tags": [Self.id("Tag", 1)]])
+        }
+    }
+}

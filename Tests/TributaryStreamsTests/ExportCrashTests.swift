@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import Tributary
+@testable import TributaryStreams
+
+/// The `tributary export` process killed with SIGKILL at random points ends, after restarts,
+/// with every change exactly once and in order.
+@Suite struct ExportCrashTests {
+    /// A deterministic generator, so a failure can be reproduced.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func killedExporterEndsWithEveryChangeOnceAndInOrder() throws {
+        let temp = TemporaryDirectory()
+        let source = try StreamFixtures.source(in: temp.url)
+        // 20,000 changes: half before the first run, the rest added between kills (so every run
+        // has work to be killed in), as 80 transactions of 250 inserts, and updates at the end.
+        var batch = 0
+        func insert(_ transactions: Int) throws {
+            for _ in 0..<transactions {
+                try source.execute(BatchInsertRequest(entityName: "Tag", objects: (0..<250).map { ["name": .string("tag-\(batch)-\($0)")] }))
+                batch += 1
+            }
+        }
+        try insert(40)
+        let store = temp.child("source.sqlite").path
+        let stream = temp.child("stream")
+        let arguments = ["export", store, "--to", stream.path, "--segment-records", "300", "--frame-records", "16"]
+        var random = SplitMix(state: 20_261_123)
+        var killed = 0
+        for round in 0..<20 {
+            if round < 18 { try insert(2) }
+            if round == 18 {
+                for r in 0..<4 {
+                    var update = BatchUpdateRequest(entityName: "Tag", propertiesToUpdate: ["color": .string("c\(r)")])
+                    update.predicate = try StorePredicate(format: "name BEGINSWITH %@", .string("tag-\(r)-"))
+                    try source.execute(update)
+                }
+            }
+            let process = Process()
+            process.executableURL = CLIProcess.binary
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.25, using: &random))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed += 1
+            }
+            process.waitUntilExit()
+        }
+        let expected = try source.fetchHistoryChanges(.fetchHistory(after: nil)).map { StreamPosition(token: $0.token.value, index: $0.index) }
+        #expect(expected.count == 20_000)
+        #expect(killed >= 10)
+        let final = try CLIProcess.run(arguments)
+        #expect(final.status == 0, "\(final.stderr)")
+        _ = try StreamVerifier(directory: stream).verify()
+        #expect(try ExportTests.positions(stream) == expected)
+        #expect(try source.historyConsumer(named: "export").token == source.currentPersistentHistoryToken())
+        #expect(!FileManager.default.fileExists(atPath: stream.appendingPathComponent(SegmentWriter.temporaryName).path))
+    }
+}

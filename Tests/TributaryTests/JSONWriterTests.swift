@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+@testable import Tributary
+
+/// JSONWriter's string escaping (escapes at the start, middle and end of runs of every length)
+/// and date writing read back as what was written.
+@Suite struct JSONWriterTests {
+    @Test func stringsRoundTripWhereverTheEscapesFall() throws {
+        let specials = ["\"", "\\", "\n", "\t", "\r", "\u{01}", "\u{1F}", "é", "€", "😀"]
+        for length in [0, 1, 15, 16, 17, 31, 32, 33, 100] {
+            for special in specials {
+                for position in [0, length / 2, length] {
+                    var text = String(repeating: "a", count: length)
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: position))
+                    var json = JSONWriter()
+                    json.object { $0.field("s", text) }
+                    #expect(try JSONValue.parse(json.text) == .object(["s": .string(text)]), "\(length) \(position) \(special.debugDescription)")
+                }
+            }
+        }
+    }
+
+    @Test func datesAreISO8601() {
+        var json = JSONWriter()
+        json.array { a in
+            a.value(.date(Date(timeIntervalSince1970: 0)))
+            a.value(.date(Date(timeIntervalSince1970: 1_714_564_800.25)))
+            a.value(.double(3))
+        }
+        #expect(json.text == #"["1970-01-01T00:00:00Z","2024-05-01T12:00:00.250Z",3.0]"#)
+    }
+}
