@@ -238,18 +238,20 @@ public final class StreamExporter {
     }
 
     /// Waits until the store has a commit after `token`, and returns the new current token.
-    /// For now it polls ``PersistentStoreCoordinator/currentPersistentHistoryToken()`` every
-    /// `interval`; remote change notifications will replace the polling here, and only here.
+    /// It sleeps on ``PersistentStoreCoordinator/remoteChanges`` (inotify and in-process
+    /// wakes, with their slow safety poll), so any writer's commit wakes it.
     ///
     /// ```swift
     /// var token = try coordinator.currentPersistentHistoryToken()
     /// while true { _ = try exporter.exportOnce(); token = try await StreamExporter.waitForNextCommit(coordinator, after: token) }
     /// ```
-    public static func waitForNextCommit(_ coordinator: PersistentStoreCoordinator, after token: PersistentHistoryToken, interval: Duration = .milliseconds(200)) async throws -> PersistentHistoryToken {
+    public static func waitForNextCommit(_ coordinator: PersistentStoreCoordinator, after token: PersistentHistoryToken) async throws -> PersistentHistoryToken {
+        // Listen first, then look: a commit between the two is not missed.
+        var changes = coordinator.remoteChanges.makeAsyncIterator()
         while true {
             let current = try coordinator.currentPersistentHistoryToken()
             if current > token { return current }
-            try await Task.sleep(for: interval)
+            guard await changes.next() != nil else { throw CancellationError() }
         }
     }
 }
