@@ -40,6 +40,20 @@ struct CapturingLogHandler: LogHandler {
         return try Fixtures.blogCoordinator(description)
     }
 
+    @Test func statementsOfAContextSaveAreLogged() throws {
+        let box = CapturingLogHandler.Box()
+        let coordinator = try coordinator(level: .values, box: box)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let tag = try context.insertNewObject(forEntityName: "Tag")
+        tag["name"] = "from-a-context"
+        let before = box.records.withLock { $0.count }
+        try context.save()
+        let messages = box.records.withLock { Array($0[before...]) }.map(\.message)
+        #expect(messages.first?.hasSuffix("BEGIN IMMEDIATE") == true)
+        #expect(messages.contains { $0.contains("INSERT INTO \"Tag\"") && $0.contains("from-a-context") })
+        #expect(messages.last?.hasSuffix("COMMIT") == true)
+    }
+
     @Test func statementsOfAWriteAreLoggedWithDurations() throws {
         let box = CapturingLogHandler.Box()
         let coordinator = try coordinator(level: .statements, box: box)
