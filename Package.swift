@@ -47,6 +47,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The examples (examples/*/README.md): executables over the library.
+        .target(name: "BlogExampleSupport", dependencies: ["Tributary"], path: "examples/support"),
+        .executableTarget(name: "blog-importer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-importer"),
+        .executableTarget(name: "blog-viewer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-viewer"),
+        .executableTarget(name: "audit-tail", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/audit-tail"),
         .testTarget(
             name: "TributaryTests",
             dependencies: ["Tributary", "CSQLite", .product(name: "Logging", package: "swift-log")]
