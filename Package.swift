@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Tributary", targets: ["Tributary"]),
         .library(name: "TributaryStreams", targets: ["TributaryStreams"]),
+        .library(name: "TributaryPipeline", targets: ["TributaryPipeline"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
     dependencies: [
@@ -36,11 +37,16 @@ let package = Package(
             name: "TributaryStreams",
             dependencies: ["Tributary"]
         ),
+        .target(
+            name: "TributaryPipeline",
+            dependencies: ["Tributary", "TributaryStreams", .product(name: "Yams", package: "Yams")]
+        ),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
                 "Tributary",
                 "TributaryStreams",
+                "TributaryPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -51,6 +57,10 @@ let package = Package(
         .testTarget(
             name: "TributaryStreamsTests",
             dependencies: ["TributaryStreams", "Tributary"]
+        ),
+        .testTarget(
+            name: "TributaryPipelineTests",
+            dependencies: ["TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI"]
         ),
         .testTarget(
             name: "TributaryCLITests",

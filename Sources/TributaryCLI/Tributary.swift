@@ -13,6 +13,7 @@ struct TributaryCommand: AsyncParsableCommand {
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
             HistoryCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
             ExportCommand.self, VerifyCommand.self, ReplayCommand.self,
+            RunCommand.self, StatusCommand.self, SearchCommand.self,
             DemoCommand.self,
         ]
     )
