@@ -314,10 +314,14 @@ public final class PipelineRunner {
         }
     }
 
-    /// Checkpoints what was delivered and closes the sinks.
+    /// Checkpoints what was delivered, prunes consumed history if the pipeline says so, and closes the sinks.
     public func finish() async throws {
         guard opened else { return }
         try await checkpoint()
+        if let prune = pipeline.prune {
+            try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
+            lastPrune = now()
+        }
         for state in states { try await state.sink.close() }
         opened = false
     }
