@@ -158,7 +158,7 @@ struct PipelineFileReader {
         }
         let type = try string(typeNode, key + ".type")
         guard let typeKeys = Self.sinkTypeKeys[type] else {
-            throw fail(typeNode, key + ".type", "unknown sink type '\(type)'", hint: "use \(Self.sinkTypeKeys.keys.sorted().joined(separator: ", "))")
+            throw fail(typeNode, key + ".type", "unknown sink type '\(raw(typeNode))'", hint: "use \(Self.sinkTypeKeys.keys.sorted().joined(separator: ", "))")
         }
         try checkKeys(map, allowed: Self.sinkCommonKeys + typeKeys, at: key)
         func required(_ name: String, hint: String) throws -> Node {
@@ -168,7 +168,7 @@ struct PipelineFileReader {
         func format() throws -> StreamFormat {
             guard let n = map["format"] else { return .native }
             let text = try string(n, key + ".format")
-            guard let format = StreamFormat(rawValue: text) else { throw fail(n, key + ".format", "unknown format '\(text)'", hint: "use native, debezium or cloudevents") }
+            guard let format = StreamFormat(rawValue: text) else { throw fail(n, key + ".format", "unknown format '\(raw(n))'", hint: "use native, debezium or cloudevents") }
             return format
         }
         let kind: PipelineFile.SinkSettings.Kind
@@ -212,7 +212,7 @@ struct PipelineFileReader {
         if let n = map["on_error"] {
             let text = try string(n, key + ".on_error")
             guard let value = PipelineFile.OnError(rawValue: text) else {
-                throw fail(n, key + ".on_error", "unknown on_error '\(text)'", hint: "use retry, dead_letter or stop")
+                throw fail(n, key + ".on_error", "unknown on_error '\(raw(n))'", hint: "use retry, dead_letter or stop")
             }
             onError = value
         }
@@ -226,6 +226,9 @@ struct PipelineFileReader {
     }
 
     // MARK: Values
+
+    /// A scalar's text as the file has it (errors quote this, never a substituted value).
+    private func raw(_ node: Node) -> String { node.scalar?.string ?? "" }
 
     private func checkKeys(_ map: Node.Mapping, allowed: [String], at key: String) throws {
         for (keyNode, _) in map {
