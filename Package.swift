@@ -13,6 +13,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -39,7 +42,13 @@ let package = Package(
         ),
         .target(
             name: "TributaryPipeline",
-            dependencies: ["Tributary", "TributaryStreams", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "Tributary", "TributaryStreams",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
         .executableTarget(
             name: "TributaryCLI",
@@ -48,6 +57,7 @@ let package = Package(
                 "TributaryStreams",
                 "TributaryPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -60,7 +70,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TributaryPipelineTests",
-            dependencies: ["TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI"]
+            dependencies: [
+                "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
         .testTarget(
             name: "TributaryCLITests",

@@ -37,6 +37,7 @@ import Tributary
         checkpoint: {records: 500, seconds: 250ms}
         retry: {initial: 10ms, max: 1m, max_attempts: 7}
         prune: {consumed: true, max_age: 7d}
+        metrics: 9464
         """
 
     @Test func readsEverySection() throws {
@@ -64,6 +65,7 @@ import Tributary
         #expect(pipeline.checkpoint.seconds == 0.25)
         #expect(pipeline.retry.initial == 0.01 && pipeline.retry.maximum == 60 && pipeline.retry.maximumAttempts == 7)
         #expect(pipeline.prune!.maximumAge! == 604_800)
+        #expect(pipeline.metricsAddress == "127.0.0.1:9464")
     }
 
     @Test func substitutesVariablesAndDefaults() throws {
@@ -98,6 +100,7 @@ import Tributary
         ("source: {store: s}\ntransforms:\n  - include: [a]\n    exclude: [b]\nsinks: [{type: stdout}]\n", "test.yml:3: transforms[0]", "one action, not include and exclude"),
         ("source: {store: s}\nsinks:\n  - type: stdout\n  - type: stdout\n    name: stdout\n", "test.yml:4: sinks[1].name", "two sinks are named 'stdout'"),
         ("source: {store: s, snapshot: maybe}\nsinks: [{type: stdout}]\n", "test.yml:1: source.snapshot", "true or false"),
+        ("source: {store: s}\nsinks: [{type: stdout}]\nmetrics: localhost\n", "test.yml:3: metrics", "'localhost' is not a metrics address"),
         ("source: {store: s, change_types: [upsert]}\nsinks: [{type: stdout}]\n", "test.yml:1: source.change_types", "unknown change type 'upsert'"),
     ]
 

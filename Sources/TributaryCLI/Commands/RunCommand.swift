@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Tributary
 import TributaryPipeline
 
@@ -12,8 +13,8 @@ struct RunCommand: AsyncParsableCommand {
             Example: TRIBUTARY_STORE=blog.sqlite tributary run pipelines/search-index.yml --once
             Every file is checked before anything runs. SIGTERM or SIGINT drains the records in
             flight, commits the checkpoints and exits 0; --once stops when every pipeline has
-            caught up. Failures and retries are reported on standard error (standard output may
-            be a sink).
+            caught up. Failures, retries and dead letters are logged on standard error (standard
+            output may be a sink). A pipeline with metrics: HOST:PORT serves Prometheus metrics there.
             """
     )
 
@@ -33,11 +34,14 @@ struct RunCommand: AsyncParsableCommand {
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw ValidationError("two pipelines are named '\(duplicate)'; give each its own name:")
         }
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        let servers = try MetricsServer.bootstrap(addresses: files.compactMap(\.metricsAddress))
+        defer { for server in servers { server.stop() } }
+        for server in servers { Console.warn("serving metrics on http://\(server.host):\(server.port)/metrics") }
         let stop = StopSignal()
         stop.installHandlers()
         let runners = try files.map { file in
             let runner = try PipelineRunner(pipeline: file)
-            runner.report = { Console.warn($0) }
             runner.shouldStop = { stop.isRequested }
             return runner
         }

@@ -99,6 +99,8 @@ public struct PipelineFile: Sendable {
     public var retry = RetryPolicy()
     /// The pruning policy, if the pipeline prunes.
     public var prune: PrunePolicy?
+    /// Where to serve Prometheus metrics (`HOST:PORT`, or `PORT` on loopback); nil for nowhere.
+    public var metricsAddress: String?
 }
 
 extension PipelineFile {

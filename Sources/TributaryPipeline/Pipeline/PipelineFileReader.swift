@@ -10,7 +10,7 @@ struct PipelineFileReader {
     let path: String
     let environment: [String: String]
 
-    static let topKeys = ["name", "source", "transforms", "sinks", "checkpoint", "retry", "prune"]
+    static let topKeys = ["name", "source", "transforms", "sinks", "checkpoint", "retry", "prune", "metrics"]
     static let sourceKeys = ["store", "consumer", "entities", "authors", "exclude_authors", "contexts", "change_types", "snapshot"]
     static let transformActions = ["filter", "include", "exclude", "rename", "redact", "hash"]
     static let transformKeys = transformActions + ["entities", "salt_env"]
@@ -84,6 +84,16 @@ struct PipelineFileReader {
             let map = try mapping(node, "prune", allowed: Self.pruneKeys)
             let consumed = try map["consumed"].map { try bool($0, "prune.consumed") } ?? true
             if consumed { pipeline.prune = PipelineFile.PrunePolicy(maximumAge: try map["max_age"].map { try duration($0, "prune.max_age") }) }
+        }
+        if let node = top["metrics"] {
+            let address = try string(node, "metrics").trimmingCharacters(in: .whitespaces)
+            if !address.isEmpty {
+                let parts = address.split(separator: ":", omittingEmptySubsequences: false)
+                guard parts.count <= 2, UInt16(parts.last ?? "") != nil, parts.count == 1 || !parts[0].isEmpty else {
+                    throw fail(node, "metrics", "'\(raw(node))' is not a metrics address", hint: "write HOST:PORT or PORT (loopback), such as 127.0.0.1:9464")
+                }
+                pipeline.metricsAddress = parts.count == 1 ? "127.0.0.1:" + address : address
+            }
         }
         return pipeline
     }

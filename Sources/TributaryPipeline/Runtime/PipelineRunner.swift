@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Tributary
 import TributaryStreams
 
@@ -57,6 +58,10 @@ public final class PipelineRunner {
     public var shouldStop: @Sendable () -> Bool = { false }
     /// The clock checkpoints are timed by.
     public var now: @Sendable () -> Date = { Date() }
+    /// The pipeline's metrics (made with the process's metrics backend unless replaced).
+    public var metrics: PipelineMetrics
+    /// Where failures, retries and dead letters are logged, with pipeline and sink as metadata.
+    public var logger: Logger
 
     private var states: [SinkState]
     private var opened = false
@@ -89,6 +94,10 @@ public final class PipelineRunner {
         self.pipeline = pipeline
         self.coordinator = coordinator
         self.storeID = store.identifier
+        self.metrics = PipelineMetrics(pipeline: pipeline.name, sinks: pipeline.sinks.map(\.name))
+        var logger = Logger(label: "tributary.pipeline")
+        logger[metadataKey: "pipeline"] = "\(pipeline.name)"
+        self.logger = logger
         self.states = zip(sinks, pipeline.sinks).map { sink, settings in
             SinkState(sink: sink, onError: settings.onError, batchSize: settings.batchSize,
                       deadLetterDirectory: settings.deadLetterDirectory.map { URL(fileURLWithPath: $0) }, deadLetters: nil, durable: nil)
@@ -169,6 +178,7 @@ public final class PipelineRunner {
         try await openIfNeeded()
         var step = Step()
         let current = try coordinator.currentPersistentHistoryToken()
+        try updateLag()
         var after = max(committed, readThrough)
         if let lastRead { after = max(after, lastRead.isSnapshot ? lastRead.token : lastRead.token - 1) }
         var records: [StreamRecord] = []
@@ -232,7 +242,9 @@ public final class PipelineRunner {
         var attempt = 0
         while true {
             do {
+                let started = ContinuousClock.now
                 try await state.sink.deliver(chunk)
+                metrics.delivered(sink: index, records: chunk.count, transactions: Set(chunk.map(\.position.token)).count, duration: ContinuousClock.now - started)
                 return true
             } catch {
                 let failure = Self.tributaryError(error, sink: state.sink.name)
@@ -241,7 +253,9 @@ public final class PipelineRunner {
                 let retries = pipeline.retry.maximumAttempts
                 let exhausted = retries > 0 && attempt >= retries
                 report("pipeline \(pipeline.name): sink \(state.sink.name): attempt \(attempt) failed: \(failure.message)")
+                logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
                 if (transient || state.onError == .retry) && !exhausted {
+                    metrics.retried(sink: index)
                     if shouldStop() { throw Interrupted() }
                     try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
                     if shouldStop() { throw Interrupted() }
@@ -250,6 +264,8 @@ public final class PipelineRunner {
                 if state.onError == .deadLetter, let letters = state.deadLetters {
                     try letters.write(chunk, sink: state.sink.name, error: failure)
                     report("pipeline \(pipeline.name): sink \(state.sink.name): \(chunk.count) records written to the dead letters")
+                    metrics.deadLettered(sink: index, records: chunk.count)
+                    logger.error("records written to the dead letters: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "records": "\(chunk.count)"])
                     return false
                 }
                 throw TributaryError(.pipelineStopped, "sink \(state.sink.name) failed\(exhausted ? " after \(attempt) attempts" : ""): \(failure.message)",
@@ -284,6 +300,8 @@ public final class PipelineRunner {
             try coordinator.commitHistoryConsumer(pipeline.source.consumer, through: PersistentHistoryToken(value: token, storeID: storeID))
             committed = token
             moved = true
+            metrics.checkpointed()
+            try updateLag()
         }
         sinceCheckpoint = 0
         lastCheckpoint = now()
@@ -292,6 +310,12 @@ public final class PipelineRunner {
             lastPrune = now()
         }
         return moved
+    }
+
+    /// Sets the lag gauges from the consumer's position.
+    private func updateLag() throws {
+        let consumer = try coordinator.historyConsumer(named: pipeline.source.consumer)
+        metrics.lag(changes: try coordinator.historySize(after: consumer.token).changes, seconds: consumer.lagSeconds)
     }
 
     private func checkpointSink(_ index: Int, through position: StreamPosition) async throws -> StreamPosition? {
@@ -308,6 +332,7 @@ public final class PipelineRunner {
             } catch let error as TributaryError where error.code == .sinkUnavailable {
                 attempt += 1
                 report("pipeline \(pipeline.name): sink \(sink.name): checkpoint attempt \(attempt) failed: \(error.message)")
+                logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
                 try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
             }
