@@ -27,6 +27,7 @@ public final class PipelineService {
     public func run(once: Bool) async throws {
         do {
             loop: while !stop.isRequested {
+                let tokens = try runners.map { try $0.coordinator.currentPersistentHistoryToken() }
                 var idle = true
                 for runner in runners {
                     let step = try await runner.runOnce()
@@ -36,7 +37,7 @@ public final class PipelineService {
                 }
                 if idle {
                     if once { break }
-                    try await Self.waitForNewCommits(runners.map(\.coordinator), stop: stop)
+                    try await Self.waitForNewCommits(runners.map(\.coordinator), after: tokens, stop: stop)
                 }
             }
         } catch {
@@ -46,19 +47,22 @@ public final class PipelineService {
         for runner in runners { try await runner.finish() }
     }
 
-    /// Waits until one of the stores has a commit after its current token, or a stop is
+    /// Waits until one of the stores has a commit after its token in `tokens` (taken before
+    /// the runners last read, so a commit landing meanwhile is not missed), or a stop is
     /// requested. For now it polls each store's current history token every `interval`
     /// (200 ms); inotify-based remote change notifications will replace the polling here,
     /// and only here.
     ///
     /// ```swift
-    /// try await PipelineService.waitForNewCommits([coordinator], stop: stop)
+    /// let token = try coordinator.currentPersistentHistoryToken()
+    /// try await runner.runOnce()
+    /// try await PipelineService.waitForNewCommits([coordinator], after: [token], stop: stop)
     /// ```
-    public static func waitForNewCommits(_ coordinators: [PersistentStoreCoordinator], stop: StopSignal, interval: Duration = .milliseconds(200)) async throws {
-        let start = try coordinators.map { try $0.currentPersistentHistoryToken() }
+    public static func waitForNewCommits(_ coordinators: [PersistentStoreCoordinator], after tokens: [PersistentHistoryToken], stop: StopSignal,
+                                         interval: Duration = .milliseconds(200)) async throws {
         while !stop.isRequested {
+            for (coordinator, token) in zip(coordinators, tokens) where try coordinator.currentPersistentHistoryToken() > token { return }
             try await Task.sleep(for: interval)
-            for (coordinator, token) in zip(coordinators, start) where try coordinator.currentPersistentHistoryToken() > token { return }
         }
     }
 }
