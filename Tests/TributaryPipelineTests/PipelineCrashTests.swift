@@ -97,6 +97,29 @@ import TributaryPipeline
         #expect(output.contains("consumer term at token \(consumer.token.value)"))
     }
 
+    @Test func runningPipelineFollowsNewCommits() async throws {
+        let dir = TemporaryDirectory()
+        let (store, _) = try Self.makeStore(dir, posts: 100)
+        let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "TRIBUTARY_OUT": dir.path("out")]
+        let file = dir.path("p.yml")
+        try Self.pipeline(name: "follow", index: "follow.sqlite").write(toFile: file, atomically: true, encoding: .utf8)
+        let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run.log"))
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func indexed() -> Int { (try? FullTextIndex(path: dir.path("out/follow.sqlite"), create: false).documents().count) ?? 0 }
+        var deadline = Date().addingTimeInterval(30)
+        while indexed() < 100, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(indexed() == 100)
+        for round in 0..<3 {
+            try PipelineFixtures.insertPosts(store, count: 1, from: 1_000 + round)
+            deadline = Date().addingTimeInterval(10)
+            while indexed() < 101 + round, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(indexed() == 101 + round, "a commit while the pipeline waits is delivered")
+        }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test func sigtermDuringRetriesExitsZeroWithoutCommittingTheFailedBatch() async throws {
         let dir = TemporaryDirectory()
         let (store, _) = try Self.makeStore(dir, posts: 50)
