@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
 import Tributary
 import TributaryPipeline
 
@@ -39,13 +40,17 @@ struct RunCommand: AsyncParsableCommand {
         defer { for server in servers { server.stop() } }
         for server in servers { Console.warn("serving metrics on http://\(server.host):\(server.port)/metrics") }
         let stop = StopSignal()
-        stop.installHandlers()
         let runners = try files.map { file in
             let runner = try PipelineRunner(pipeline: file)
             runner.shouldStop = { stop.isRequested }
             return runner
         }
-        try await PipelineService(runners: runners, stop: stop).run(once: once)
+        let service = PipelineService(runners: runners, stop: stop, once: once)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "pipelines")],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "tributary.run")))
+        try await group.run()
         for runner in runners {
             Console.warn("pipeline \(runner.pipeline.name): consumer \(runner.pipeline.source.consumer) at token \(runner.committedToken)")
         }

@@ -1,26 +1,43 @@
 import Foundation
+import ServiceLifecycle
 import Tributary
 
 /// Runs pipelines until stopped: a thin loop that calls each runner's
 /// ``PipelineRunner/runOnce()`` while there is work, waits for new commits when there is none
-/// (``waitForNewCommits(_:stop:interval:)``), and on a stop request (or, with `once`, when
-/// every pipeline has caught up) checkpoints and closes every runner.
+/// (``waitForNewCommits(_:after:stop:interval:)``), and on a stop request (or, with `once`, when
+/// every pipeline has caught up) checkpoints and closes every runner. A swift-service-lifecycle
+/// `Service`: in a `ServiceGroup`, graceful shutdown (SIGTERM, SIGINT) requests the stop.
 ///
 /// ```swift
-/// let stop = StopSignal()
-/// stop.installHandlers()
-/// try await PipelineService(runners: runners, stop: stop).run(once: false)
+/// let service = PipelineService(runners: runners, stop: StopSignal(), once: false)
+/// let group = ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+/// try await group.run()
 /// ```
-public final class PipelineService {
+// @unchecked Sendable: the ServiceGroup calls run() once; the runners are used only from it.
+public final class PipelineService: Service, @unchecked Sendable {
     /// The runners, one per pipeline.
     public let runners: [PipelineRunner]
     /// The stop request the loop watches.
     public let stop: StopSignal
 
-    /// A service running `runners` until `stop` is requested.
-    public init(runners: [PipelineRunner], stop: StopSignal) {
+    /// Whether ``run()`` stops once every pipeline has caught up.
+    public let once: Bool
+
+    /// A service running `runners` until `stop` is requested (or, with `once`, until caught up).
+    public init(runners: [PipelineRunner], stop: StopSignal, once: Bool = false) {
         self.runners = runners
         self.stop = stop
+        self.once = once
+    }
+
+    /// The `Service` entry point: ``run(once:)`` with graceful shutdown requesting the stop.
+    public func run() async throws {
+        let stop = self.stop
+        try await withGracefulShutdownHandler {
+            try await run(once: once)
+        } onGracefulShutdown: {
+            stop.request()
+        }
     }
 
     /// Runs until stopped (or caught up, with `once`), then checkpoints and closes every runner.
