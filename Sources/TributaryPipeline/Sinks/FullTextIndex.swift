@@ -131,12 +131,19 @@ public final class FullTextIndex {
             try connection.execute("DELETE FROM tributary_index_documents WHERE docid = ?", [.integer(docid)])
             return
         }
-        let docid: Int64
-        if let existing {
-            docid = existing
-        } else {
+        guard let docid = existing else {
+            // A new document: its text comes from the record alone.
             try connection.execute("INSERT INTO tributary_index_documents(object, entity) VALUES (?, ?)", [.string(object), .string(record.entityName)])
-            docid = try connection.scalar("SELECT last_insert_rowid()")?.integerValue ?? 0
+            let docid = try connection.scalar("SELECT last_insert_rowid()")?.integerValue ?? 0
+            var texts: [String: String] = [:]
+            for property in record.properties where attributes.contains(property.name) && !property.isMembershipChange && !property.isValueExcluded {
+                guard let value = property.after, !value.isNull else { continue }
+                let text = value.stringValue ?? value.description
+                texts[property.name] = text
+                try connection.execute("INSERT INTO tributary_index_values(docid, name, value) VALUES (?, ?, ?)", [.integer(docid), .string(property.name), .string(text)])
+            }
+            try connection.execute("INSERT INTO tributary_index_fts(rowid, content) VALUES (?, ?)", [.integer(docid), .string(attributes.compactMap { texts[$0] }.joined(separator: "\n"))])
+            return
         }
         for property in record.properties where attributes.contains(property.name) && !property.isMembershipChange && !property.isValueExcluded {
             let value = property.after ?? .null
