@@ -7,12 +7,16 @@ let package = Package(
     products: [
         .library(name: "Tributary", targets: ["Tributary"]),
         .library(name: "TributaryStreams", targets: ["TributaryStreams"]),
+        .library(name: "TributaryPipeline", targets: ["TributaryPipeline"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -38,13 +42,26 @@ let package = Package(
             name: "TributaryStreams",
             dependencies: ["Tributary"]
         ),
+        .target(
+            name: "TributaryPipeline",
+            dependencies: [
+                "Tributary", "TributaryStreams",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
                 "Tributary",
                 "TributaryStreams",
+                "TributaryPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The examples (examples/*/README.md): executables over the library.
@@ -59,6 +76,13 @@ let package = Package(
         .testTarget(
             name: "TributaryStreamsTests",
             dependencies: ["TributaryStreams", "Tributary"]
+        ),
+        .testTarget(
+            name: "TributaryPipelineTests",
+            dependencies: [
+                "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
         .testTarget(
             name: "TributaryCLITests",

@@ -18,6 +18,7 @@ let package = Package(
                 "CSQLiteBench",
                 .product(name: "Tributary", package: "Tributary"),
                 .product(name: "TributaryStreams", package: "Tributary"),
+                .product(name: "TributaryPipeline", package: "Tributary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

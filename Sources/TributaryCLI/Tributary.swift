@@ -14,6 +14,7 @@ struct TributaryCommand: AsyncParsableCommand {
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
             HistoryCommand.self, TailCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
             ExportCommand.self, VerifyCommand.self, ReplayCommand.self,
+            RunCommand.self, StatusCommand.self, SearchCommand.self,
             ExplainCommand.self, DemoCommand.self,
         ]
     )

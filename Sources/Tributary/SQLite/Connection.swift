@@ -2,15 +2,30 @@ import CSQLite
 import Foundation
 
 /// How a connection is opened.
-struct ConnectionOptions: Sendable {
-    var readOnly = false
-    var create = true
-    var busyTimeout: TimeInterval = 5
+package struct ConnectionOptions: Sendable {
+    package var readOnly = false
+    package var create = true
+    package var busyTimeout: TimeInterval = 5
     /// `true` for memdb URIs.
-    var isURI = false
-    var publicStatementArguments = false
+    package var isURI = false
+    package var publicStatementArguments = false
     /// Statement logging (`TRIBUTARY_SQL_DEBUG` unless told otherwise).
     var sqlDebug = SQLDebugLog.fromEnvironment()
+
+    /// Options; the defaults open read-write, create when missing, wait 5 s for a lock.
+    package init(readOnly: Bool = false, create: Bool = true, busyTimeout: TimeInterval = 5, isURI: Bool = false, publicStatementArguments: Bool = false) {
+        self.readOnly = readOnly
+        self.create = create
+        self.busyTimeout = busyTimeout
+        self.isURI = isURI
+        self.publicStatementArguments = publicStatementArguments
+    }
+
+    /// The same, with statement logging.
+    init(readOnly: Bool = false, create: Bool = true, busyTimeout: TimeInterval = 5, isURI: Bool = false, sqlDebug: SQLDebugLog) {
+        self.init(readOnly: readOnly, create: create, busyTimeout: busyTimeout, isURI: isURI)
+        self.sqlDebug = sqlDebug
+    }
 }
 
 /// One SQLite connection: prepared-statement cache, execution, transactions.
@@ -19,7 +34,7 @@ struct ConnectionOptions: Sendable {
 /// borrower of a pooled reader); it is opened with `SQLITE_OPEN_NOMUTEX`.
 // @unchecked Sendable: ownership moves between threads only through the writer's
 // mutex or the reader pool, which hand it to exactly one user at a time.
-final class Connection: @unchecked Sendable {
+package final class Connection: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String
     let options: ConnectionOptions
@@ -27,7 +42,7 @@ final class Connection: @unchecked Sendable {
     /// Logs statements when SQL debugging is on; kept alive for SQLite's callback.
     private var tracer: SQLTracer?
 
-    init(path: String, options: ConnectionOptions) throws {
+    package init(path: String, options: ConnectionOptions) throws {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -90,7 +105,7 @@ final class Connection: @unchecked Sendable {
     // MARK: Executing
 
     /// Runs one or more statements with no arguments and no results.
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -101,14 +116,14 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Runs one statement with arguments, discarding results.
-    func execute(_ sql: String, _ arguments: [AttributeValue]) throws {
+    package func execute(_ sql: String, _ arguments: [AttributeValue]) throws {
         let statement = try cachedStatement(sql)
         try statement.bind(arguments)
         try statement.run()
     }
 
     /// A prepared statement from the cache, reset and with its bindings cleared.
-    func cachedStatement(_ sql: String) throws -> Statement {
+    package func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = statementCache[sql] {
             statement.reset()
             return statement
@@ -119,12 +134,12 @@ final class Connection: @unchecked Sendable {
     }
 
     /// A new prepared statement, not cached (for one-off SQL).
-    func makeStatement(_ sql: String) throws -> Statement {
+    package func makeStatement(_ sql: String) throws -> Statement {
         try Statement(connection: self, sql: sql)
     }
 
     /// The first column of the first row, or nil.
-    func scalar(_ sql: String, _ arguments: [AttributeValue] = []) throws -> AttributeValue? {
+    package func scalar(_ sql: String, _ arguments: [AttributeValue] = []) throws -> AttributeValue? {
         let statement = try cachedStatement(sql)
         try statement.bind(arguments)
         defer { statement.reset() }
@@ -132,15 +147,15 @@ final class Connection: @unchecked Sendable {
         return statement.value(at: 0)
     }
 
-    var changes: Int { Int(sqlite3_changes64(handle)) }
+    package var changes: Int { Int(sqlite3_changes64(handle)) }
     var lastInsertRowID: Int64 {
         get { sqlite3_last_insert_rowid(handle) }
         set { sqlite3_set_last_insert_rowid(handle, newValue) }
     }
-    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    func transaction<T>(_ kind: String = "IMMEDIATE", _ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ kind: String = "IMMEDIATE", _ body: () throws -> T) throws -> T {
         precondition(!isInTransaction, "Tributary: a transaction is already open on this connection")
         try execute("BEGIN \(kind)")
         do {

@@ -4,7 +4,7 @@ import Foundation
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A prepared statement with typed binding and column access.
-final class Statement {
+package final class Statement {
     let handle: OpaquePointer
     let sql: String
     unowned let connection: Connection
@@ -24,7 +24,7 @@ final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
-    func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
@@ -37,7 +37,7 @@ final class Statement {
 
     // MARK: Binding
 
-    func bind(_ arguments: [AttributeValue]) throws {
+    package func bind(_ arguments: [AttributeValue]) throws {
         for (index, value) in arguments.enumerated() {
             try bind(value, at: Int32(index + 1))
         }
@@ -75,7 +75,7 @@ final class Statement {
 
     /// Steps once: `true` when a row is available, `false` when done.
     @inline(__always)
-    func step() throws -> Bool {
+    package func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -85,17 +85,17 @@ final class Statement {
     }
 
     /// Steps to completion, ignoring rows.
-    func run() throws {
+    package func run() throws {
         while try step() {}
     }
 
     // MARK: Columns
 
-    func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
-    func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
-    func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+    package func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    package func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    package func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
 
-    func string(at index: Int) -> String {
+    package func string(at index: Int) -> String {
         guard let text = sqlite3_column_text(handle, Int32(index)) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
@@ -103,7 +103,7 @@ final class Statement {
 
     /// The column as text, or nil when it is NULL: one call to SQLite instead of two.
     @inline(__always)
-    func optionalString(at index: Int) -> String? {
+    package func optionalString(at index: Int) -> String? {
         guard let text = sqlite3_column_text(handle, Int32(index)) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
@@ -123,7 +123,7 @@ final class Statement {
     }
 
     /// The column as SQLite stores it (integer, double, text, blob or null).
-    func value(at index: Int) -> AttributeValue {
+    package func value(at index: Int) -> AttributeValue {
         switch sqlite3_column_type(handle, Int32(index)) {
         case SQLITE_INTEGER: return .integer(int64(at: index))
         case SQLITE_FLOAT: return .double(double(at: index))

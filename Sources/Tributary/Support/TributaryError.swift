@@ -66,6 +66,14 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let mergeConflict = Code(rawValue: "mergeConflict")
         /// A change stream (segments, manifest, dictionary) that is damaged, incomplete or has a gap.
         public static let damagedStream = Code(rawValue: "damagedStream")
+        /// A pipeline file that cannot be read: the location names the file, line and key.
+        public static let invalidPipeline = Code(rawValue: "invalidPipeline")
+        /// A sink that cannot take records for now (connection refused, HTTP 429 or 5xx): retried.
+        public static let sinkUnavailable = Code(rawValue: "sinkUnavailable")
+        /// A sink that refused records for good (HTTP 4xx): handled by the sink's `on_error`.
+        public static let sinkRejected = Code(rawValue: "sinkRejected")
+        /// A pipeline stopped by its `on_error: stop` policy or by exhausted retries.
+        public static let pipelineStopped = Code(rawValue: "pipelineStopped")
         /// An operating-system or SQLite failure.
         public static let io = Code(rawValue: "io")
     }

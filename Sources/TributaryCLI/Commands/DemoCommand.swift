@@ -38,8 +38,8 @@ struct DemoCommand: AsyncParsableCommand {
         let transactions = try app.countHistory(.fetchHistory(after: nil))
         var changes = 0
         try app.enumerateHistoryChanges(.fetchHistory(after: nil)) { _ in changes += 1 }
-        story.add("notify", String(format: "commit to watcher handler, %d importer commits: p50 %.2f ms, p99 %.2f ms",
-                                   latencies.count, DemoStory.percentile(latencies, 0.5), DemoStory.percentile(latencies, 0.99)))
+        story.add("notify", "commit to watcher handler, \(latencies.count) importer commits: "
+                  + String(format: "p50 %.2f ms, p99 %.2f ms", DemoStory.percentile(latencies, 0.5), DemoStory.percentile(latencies, 0.99)))
 
         let tail = try story.editAndTail(app)
         Console.print("audit trail (tributary tail --author alice):")

@@ -94,7 +94,7 @@ public final class StreamExporter {
 
     /// Removes the temporary segment and segment files the manifest does not list (written
     /// before a crash, before the manifest named them: their records are exported again).
-    static func removeLeftovers(in directory: URL, manifest: StreamManifest) throws {
+    package static func removeLeftovers(in directory: URL, manifest: StreamManifest) throws {
         let listed = Set(manifest.segments.map(\.name))
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             let leftover = name == SegmentWriter.temporaryName || name.hasSuffix(".tmp") || (name.hasSuffix(SegmentWriter.fileExtension) && !listed.contains(name))

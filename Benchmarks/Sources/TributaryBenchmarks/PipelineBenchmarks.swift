@@ -1,0 +1,210 @@
+import CSQLiteBench
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tributary
+import TributaryPipeline
+import TributaryStreams
+
+private let transientText = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// The pipeline sinks end to end (history → runner → sink) against each sink's own bulk
+/// path for the same data, and the latency from a commit to the record visible downstream.
+enum PipelineBenchmarks {
+    /// Runs async work to completion from the synchronous benchmark registry.
+    static func blocking<T>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        nonisolated(unsafe) var result: Result<T, Error>?
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try result!.get()
+    }
+
+    static func runPipeline(_ yaml: String, store: String) throws -> Double {
+        try blocking {
+            let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
+            let coordinator = try TributaryBench.open(store, history: true)
+            let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+            let clock = ContinuousClock()
+            let start = clock.now
+            while try await !runner.runOnce().caughtUp {}
+            try await runner.finish()
+            let d = clock.now - start
+            return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        }
+    }
+
+    /// `sink_fts_vs_bulk`: the search pipeline over `Workload.rows` inserted posts against one
+    /// transaction of prepared FTS5 inserts of the same text.
+    static func ftsVsBulk() throws -> [Measurement] {
+        try Harness.withDirectory { dir in
+            let store = dir.appendingPathComponent("s.sqlite").path
+            _ = try TributaryBench.insertPosts(at: store, history: true)
+            var round = 0
+            let times = try Harness.interleaved([
+                {
+                    round += 1
+                    return try runPipeline("""
+                        name: fts\(round)
+                        source: {store: s}
+                        sinks:
+                          - type: fts
+                            path: \(dir.appendingPathComponent("index-\(round).sqlite").path)
+                            entities: {Post: [title, content]}
+                            batch_size: 1000
+                        checkpoint: {records: 10000, seconds: 1h}
+                        """, store: store)
+                },
+                {
+                    round += 1
+                    let raw = RawSQLite(path: dir.appendingPathComponent("bulk-\(round).sqlite").path)
+                    raw.exec("CREATE VIRTUAL TABLE fts USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')")
+                    return Harness.time {
+                        raw.exec("BEGIN")
+                        let insert = raw.prepare("INSERT INTO fts(rowid, content) VALUES (?, ?)")
+                        for j in 0..<Workload.rows {
+                            sqlite3_bind_int64(insert, 1, Int64(j + 1))
+                            RawSQLite.bind(insert, 2, Workload.title(j) + "\n" + Workload.content(j))
+                            precondition(sqlite3_step(insert) == SQLITE_DONE)
+                            sqlite3_reset(insert)
+                        }
+                        sqlite3_finalize(insert)
+                        raw.exec("COMMIT")
+                    }
+                },
+            ])
+            return [Measurement(name: "sink_fts_vs_bulk", value: times[1] / times[0], unit: "ratio", goal: ">= 0.5",
+                                details: [("changes", Workload.rows), ("pipeline_changes_per_s", Double(Workload.rows) / times[0]), ("bulk_rows_per_s", Double(Workload.rows) / times[1])])]
+        }
+    }
+
+    /// `sink_http_vs_bulk`: the webhook pipeline (batches of 1,000) against the same number of
+    /// POSTs of the same size sent straight through URLSession to the same endpoint.
+    static func httpVsBulk() throws -> [Measurement] {
+        try Harness.withDirectory { dir in
+            let store = dir.appendingPathComponent("s.sqlite").path
+            _ = try TributaryBench.insertPosts(at: store, history: true)
+            let server = BenchHTTPServer()
+            defer { server.stop() }
+            var round = 0
+            var requests = 0, bytes = 0
+            let times = try Harness.interleaved([
+                {
+                    round += 1
+                    let before = server.state.withLock { ($0.requests, $0.bytes) }
+                    let seconds = try runPipeline("name: http\(round)\nsource: {store: s}\nsinks:\n  - type: http\n    url: \(server.url)\n    batch_size: 1000\ncheckpoint: {records: 10000, seconds: 1h}\n", store: store)
+                    let after = server.state.withLock { ($0.requests, $0.bytes) }
+                    requests = after.0 - before.0
+                    bytes = after.1 - before.1
+                    return seconds
+                },
+                {
+                    let count = max(1, requests), size = max(1, bytes / max(1, requests))
+                    let url = server.url
+                    return try blocking {
+                        let session = URLSession(configuration: .ephemeral)
+                        var request = URLRequest(url: url)
+                        request.httpMethod = "POST"
+                        request.httpBody = Data(repeating: 0x20, count: size)
+                        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                        let clock = ContinuousClock()
+                        let start = clock.now
+                        for i in 0..<count {
+                            request.setValue("bulk-\(i)", forHTTPHeaderField: "Idempotency-Key")
+                            _ = try await session.data(for: request)
+                        }
+                        let d = clock.now - start
+                        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+                    }
+                },
+            ])
+            return [Measurement(name: "sink_http_vs_bulk", value: times[1] / times[0], unit: "ratio", goal: ">= 0.5",
+                                details: [("changes", Workload.rows), ("requests", requests), ("bytes_per_request", bytes / max(1, requests)),
+                                          ("pipeline_changes_per_s", Double(Workload.rows) / times[0])])]
+        }
+    }
+
+    /// `sink_fts_latency_p99_ms` and `sink_http_latency_p99_ms`: 300 single-post commits, one
+    /// every 10 ms, while the pipeline service runs (waiting for commits by polling the token
+    /// every 200 ms); the time from each commit to the record in the index (the runner's step
+    /// that indexed it returned) or at the endpoint.
+    static func latency() throws -> [Measurement] {
+        try Harness.withDirectory { dir in
+            let server = BenchHTTPServer()
+            defer { server.stop() }
+            server.state.withLock { $0.trackArrivals = true }
+            let store = dir.appendingPathComponent("l.sqlite").path
+            let writer = try TributaryBench.open(store, history: true)
+            let yaml = """
+                name: latency
+                source: {store: s}
+                sinks:
+                  - type: fts
+                    path: \(dir.appendingPathComponent("index.sqlite").path)
+                    entities: {Post: [title, content]}
+                  - type: http
+                    url: \(server.url)
+                checkpoint: {records: 1000, seconds: 1s}
+                """
+            let visible = LatencyLog()
+            let stop = StopSignal()
+            let service = Thread {
+                _ = try? blocking {
+                    let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
+                    let coordinator = try TributaryBench.open(store, history: true)
+                    let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+                    while !stop.isRequested {
+                        let target = try coordinator.currentPersistentHistoryToken()
+                        while try await !runner.runOnce().caughtUp {}
+                        visible.indexed(through: target.value, at: ContinuousClock.now)
+                        try await PipelineService.waitForNewCommits([coordinator], after: [target], stop: stop)
+                    }
+                    try await runner.finish()
+                }
+            }
+            service.start()
+            Thread.sleep(forTimeInterval: 0.5)
+            var commits: [(token: Int64, eventID: String, at: ContinuousClock.Instant)] = []
+            let storeID = writer.persistentStores[0].identifier
+            for j in 0..<300 {
+                var request = BatchInsertRequest(entityName: "Post", columns: ["title", "content", "externalID", "createdAt"],
+                                                 rows: [[.string(Workload.title(j)), .string(Workload.content(j)), .string(Workload.externalID(j)), .date(Date())]])
+                request.resultType = .statusOnly
+                try writer.execute(request)
+                let at = ContinuousClock.now
+                let token = try writer.currentPersistentHistoryToken().value
+                commits.append((token, storeID.lowercasedString + "-\(token)-0", at))
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            Thread.sleep(forTimeInterval: 1)
+            stop.request()
+            while !service.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+            let arrivals = server.state.withLock { $0.arrivals }
+            func p99(_ values: [Double]) -> Double { values.sorted()[min(values.count - 1, Int(Double(values.count) * 0.99))] }
+            let fts = commits.compactMap { commit in visible.time(of: commit.token).map { Self.milliseconds($0 - commit.at) } }
+            let http = commits.compactMap { commit in arrivals[commit.eventID].map { Self.milliseconds($0 - commit.at) } }
+            return [
+                Measurement(name: "sink_fts_latency_p99_ms", value: fts.isEmpty ? .infinity : p99(fts), unit: "ms", goal: "<= 50",
+                            details: [("commits", commits.count), ("seen", fts.count), ("median_ms", fts.isEmpty ? 0 : fts.sorted()[fts.count / 2]), ("wait", "polling every 200 ms")]),
+                Measurement(name: "sink_http_latency_p99_ms", value: http.isEmpty ? .infinity : p99(http), unit: "ms", goal: "<= 50",
+                            details: [("commits", commits.count), ("seen", http.count), ("median_ms", http.isEmpty ? 0 : http.sorted()[http.count / 2]), ("wait", "polling every 200 ms")]),
+            ]
+        }
+    }
+
+    static func milliseconds(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+}
+
+/// When each token became visible in the index (first step that covered it).
+final class LatencyLog: Sendable {
+    private let steps = Mutex<[(token: Int64, at: ContinuousClock.Instant)]>([])
+
+    func indexed(through token: Int64, at instant: ContinuousClock.Instant) { steps.withLock { $0.append((token, instant)) } }
+
+    func time(of token: Int64) -> ContinuousClock.Instant? { steps.withLock { $0.first { $0.token >= token }?.at } }
+}

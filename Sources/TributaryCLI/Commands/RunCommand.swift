@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import Tributary
+import TributaryPipeline
+
+/// `tributary run PIPELINE… [--once]`.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run pipelines: history through transforms into sinks, until stopped.",
+        discussion: """
+            Example: TRIBUTARY_STORE=blog.sqlite tributary run pipelines/search-index.yml --once
+            Every file is checked before anything runs. SIGTERM or SIGINT drains the records in
+            flight, commits the checkpoints and exits 0; --once stops when every pipeline has
+            caught up. Failures, retries and dead letters are logged on standard error (standard
+            output may be a sink). A pipeline with metrics: HOST:PORT serves Prometheus metrics there.
+            """
+    )
+
+    @Argument(help: "Pipeline files (YAML).")
+    var pipelines: [String]
+
+    @Flag(name: .long, help: "Deliver what there is, then exit.")
+    var once = false
+
+    func validate() throws {
+        guard !pipelines.isEmpty else { throw ValidationError("name at least one pipeline file") }
+    }
+
+    func run() async throws {
+        let files = try pipelines.map { try PipelineFile(contentsOf: URL(fileURLWithPath: $0)) }
+        let names = files.map(\.name)
+        if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw ValidationError("two pipelines are named '\(duplicate)'; give each its own name:")
+        }
+        let servers = try MetricsServer.bootstrap(addresses: files.compactMap(\.metricsAddress))
+        defer { for server in servers { server.stop() } }
+        for server in servers { Console.warn("serving metrics on http://\(server.host):\(server.port)/metrics") }
+        let stop = StopSignal()
+        let runners = try files.map { file in
+            let runner = try PipelineRunner(pipeline: file)
+            runner.shouldStop = { stop.isRequested }
+            return runner
+        }
+        let service = PipelineService(runners: runners, stop: stop, once: once)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "pipelines")],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "tributary.run")))
+        try await group.run()
+        for runner in runners {
+            Console.warn("pipeline \(runner.pipeline.name): consumer \(runner.pipeline.source.consumer) at token \(runner.committedToken)")
+        }
+    }
+}

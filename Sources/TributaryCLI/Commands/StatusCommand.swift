@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import Tributary
+
+/// `tributary status STORE [--json]`.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show each history consumer's position, state and lag, and the history kept.",
+        discussion: """
+            Example: tributary status blog.sqlite --json
+            Lag is counted in changes and in seconds between the consumer's next transaction and
+            the newest. --json prints one object: consumers, oldestKeptToken, currentToken, history.
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Flag(name: .long, help: "One JSON object.")
+    var json = false
+
+    func run() async throws {
+        let coordinator = try storeOptions.open(readOnly: true)
+        let consumers = try coordinator.historyConsumers()
+        let lags = try consumers.map { try coordinator.historySize(after: $0.token).changes }
+        let oldest = try coordinator.oldestKeptHistoryToken()
+        let current = try coordinator.currentPersistentHistoryToken()
+        let size = try coordinator.historySize()
+        if json {
+            var w = JSONWriter()
+            w.object { o in
+                o.key("consumers")
+                o.array { a in
+                    for (consumer, lag) in zip(consumers, lags) {
+                        a.object { c in
+                            c.field("name", consumer.name)
+                            c.field("token", consumer.token.description)
+                            c.field("state", consumer.state.rawValue)
+                            c.field("lagChanges", .integer(Int64(lag)))
+                            c.field("lagTransactions", .integer(Int64(consumer.lagTransactions)))
+                            c.field("lagSeconds", .double(consumer.lagSeconds))
+                            c.field("committedAt", ISO8601.string(from: consumer.committedAt))
+                        }
+                    }
+                }
+                o.field("oldestKeptToken", oldest.description)
+                o.field("currentToken", current.description)
+                o.key("history")
+                o.object { h in
+                    h.field("transactions", .integer(Int64(size.transactions)))
+                    h.field("changes", .integer(Int64(size.changes)))
+                    h.field("payloadBytes", .integer(Int64(size.payloadBytes)))
+                }
+            }
+            Console.print(w.text)
+            return
+        }
+        Console.print("history: \(size.transactions) transactions, \(size.changes) changes, \(size.payloadBytes) payload bytes; oldest kept \(oldest), current \(current)")
+        if consumers.isEmpty {
+            Console.print("no consumers")
+            return
+        }
+        Console.print("name                 token            state     lag (changes)  lag (s)   last commit")
+        for (consumer, lag) in zip(consumers, lags) {
+            let name = consumer.name.padding(toLength: max(20, consumer.name.count), withPad: " ", startingAt: 0)
+            let token = consumer.token.description.padding(toLength: 16, withPad: " ", startingAt: 0)
+            let state = consumer.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+            let changes = String(lag).padding(toLength: 14, withPad: " ", startingAt: 0)
+            let seconds = String(format: "%.1f", consumer.lagSeconds).padding(toLength: 9, withPad: " ", startingAt: 0)
+            Console.print("\(name) \(token) \(state) \(changes) \(seconds) \(ISO8601.string(from: consumer.committedAt))")
+        }
+    }
+}

@@ -1,0 +1,353 @@
+import Foundation
+import Logging
+import Tributary
+import TributaryStreams
+
+/// Runs one pipeline, a step at a time: ``runOnce()`` reads the history after the
+/// consumer's position (at most `checkpoint.records` records), applies the transforms,
+/// delivers to every sink with its `on_error` policy, and checkpoints when due: every sink
+/// reports the records durable, then the consumer is committed, then consumed history is
+/// pruned if the pipeline says so. ``finish()`` checkpoints and closes the sinks. Loops
+/// (``PipelineService``) only schedule these steps.
+///
+/// ```swift
+/// let runner = try PipelineRunner(pipeline: try PipelineFile(contentsOf: url))
+/// while try await !runner.runOnce().caughtUp {}
+/// try await runner.finish()
+/// ```
+public final class PipelineRunner {
+    /// What one step did.
+    public struct Step: Sendable, Equatable {
+        /// Records read from history (before filters).
+        public var read = 0
+        /// Records delivered, counted once per sink.
+        public var delivered = 0
+        /// Records written to dead letters, counted once per sink.
+        public var deadLettered = 0
+        /// Whether the pipeline has read everything committed when the step began.
+        public var caughtUp = true
+        /// Whether the step checkpointed.
+        public var checkpointed = false
+        /// Whether a stop request cut a retry short (the batch is delivered again next time).
+        public var interrupted = false
+    }
+
+    private struct SinkState {
+        let sink: any Sink
+        let onError: PipelineFile.OnError
+        let batchSize: Int
+        let deadLetterDirectory: URL?
+        var deadLetters: DeadLetterWriter?
+        var durable: StreamPosition?
+    }
+
+    private struct Interrupted: Error {}
+    private struct EnoughRead: Error {}
+
+    /// The pipeline.
+    public let pipeline: PipelineFile
+    /// The source store's coordinator.
+    public let coordinator: PersistentStoreCoordinator
+    /// Waits between retries (injectable: tests pass one that does not sleep).
+    public var sleep: @Sendable (TimeInterval) async throws -> Void = { try await Task.sleep(for: .milliseconds(Int64($0 * 1000))) }
+    /// Random numbers in 0...1 for the backoff's jitter.
+    public var random: @Sendable () -> Double = { Double.random(in: 0...1) }
+    /// Told of each failed attempt and each dead-lettered batch (the CLI prints to standard error).
+    public var report: @Sendable (String) -> Void = { _ in }
+    /// Asked before each retry wait: true cuts the retries short so the pipeline can stop.
+    public var shouldStop: @Sendable () -> Bool = { false }
+    /// The clock checkpoints are timed by.
+    public var now: @Sendable () -> Date = { Date() }
+    /// The pipeline's metrics (made with the process's metrics backend unless replaced).
+    public var metrics: PipelineMetrics
+    /// Where failures, retries and dead letters are logged, with pipeline and sink as metadata.
+    public var logger: Logger
+
+    private var states: [SinkState]
+    private var opened = false
+    private let storeID: UUID
+    private var committed: Int64 = 0
+    private var lastRead: StreamPosition?
+    private var readThrough: Int64 = 0
+    private var checkpointedRead: StreamPosition?
+    private var sinceCheckpoint = 0
+    private var lastCheckpoint = Date()
+    private var lastPrune = Date(timeIntervalSince1970: 0)
+
+    /// A runner for `pipeline`, opening its store and making its sinks from their settings.
+    public convenience init(pipeline: PipelineFile, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let url = URL(fileURLWithPath: pipeline.source.store)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TributaryError(.fileNotFound, "the source store does not exist", location: "\(pipeline.path): source.store: \(pipeline.source.store)",
+                                 hint: "set TRIBUTARY_STORE or source.store to an existing store")
+        }
+        let coordinator = PersistentStoreCoordinator()
+        try coordinator.addPersistentStore(with: PersistentStoreDescription(url: url))
+        try self.init(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { Self.makeSink($0, environment: environment) })
+    }
+
+    /// A runner for `pipeline` over `coordinator`'s store, delivering to `sinks` (one per
+    /// entry of `pipeline.sinks`, whose policies they follow).
+    public init(pipeline: PipelineFile, coordinator: PersistentStoreCoordinator, sinks: [any Sink]) throws {
+        precondition(sinks.count == pipeline.sinks.count, "one sink per entry of pipeline.sinks")
+        guard let store = coordinator.persistentStores.first else { throw TributaryError(.noStore, "the coordinator has no store") }
+        self.pipeline = pipeline
+        self.coordinator = coordinator
+        self.storeID = store.identifier
+        self.metrics = PipelineMetrics(pipeline: pipeline.name, sinks: pipeline.sinks.map(\.name))
+        var logger = Logger(label: "tributary.pipeline")
+        logger[metadataKey: "pipeline"] = "\(pipeline.name)"
+        self.logger = logger
+        self.states = zip(sinks, pipeline.sinks).map { sink, settings in
+            SinkState(sink: sink, onError: settings.onError, batchSize: settings.batchSize,
+                      deadLetterDirectory: settings.deadLetterDirectory.map { URL(fileURLWithPath: $0) }, deadLetters: nil, durable: nil)
+        }
+    }
+
+    /// The sink a setting describes.
+    public static func makeSink(_ settings: PipelineFile.SinkSettings, environment: [String: String] = ProcessInfo.processInfo.environment) -> any Sink {
+        switch settings.kind {
+        case .segments(let directory, let format, let records):
+            return SegmentsSink(name: settings.name, directory: URL(fileURLWithPath: directory), format: format, recordsPerSegment: records)
+        case .stdout(let format): return StandardOutputSink(name: settings.name, format: format)
+        case .fullTextIndex(let path, let entities): return FullTextIndexSink(name: settings.name, path: path, entities: entities)
+        case .http(let url, let tokenEnvironment, let tokenFile, let timeout, let format):
+            return HTTPSink(name: settings.name, url: url, bearerTokenEnvironment: tokenEnvironment, bearerTokenFile: tokenFile, timeout: timeout,
+                            format: format, environment: environment)
+        }
+    }
+
+    /// The consumer's committed token.
+    public var committedToken: Int64 { committed }
+
+    private func openIfNeeded() async throws {
+        guard !opened else { return }
+        let store = coordinator.persistentStores[0]
+        let context = SinkContext(pipeline: pipeline.name, storeID: storeID, model: store.model)
+        for index in states.indices {
+            states[index].durable = try await states[index].sink.open(context)
+            if let directory = states[index].deadLetterDirectory {
+                states[index].deadLetters = try DeadLetterWriter(directory: directory, storeID: storeID, model: store.model)
+            }
+        }
+        let existing = try? coordinator.historyConsumer(named: pipeline.source.consumer)
+        if existing == nil, pipeline.source.snapshot {
+            try await runSnapshot()
+        }
+        let consumer = try existing ?? coordinator.registerHistoryConsumer(pipeline.source.consumer, startingAt: .oldest)
+        committed = consumer.token.value
+        readThrough = committed
+        lastCheckpoint = now()
+        opened = true
+    }
+
+    /// Delivers a consistent snapshot of the rows (op `r`), then registers the consumer at its token.
+    private func runSnapshot() async throws {
+        var token: PersistentHistoryToken?
+        var records: [StreamRecord] = []
+        let time = now()
+        try coordinator.enumerateSnapshot(entities: pipeline.source.filter.entities, begin: { token = $0 }) { object in
+            let record = StreamRecord(position: StreamPosition(token: token!.value, index: records.count, isSnapshot: true), storeID: storeID, timestamp: time,
+                                      author: nil, contextName: nil, operation: .read, objectID: object.objectID, properties: object.properties)
+            records.append(record)
+        }
+        guard let token else { return }
+        var step = Step()
+        let transformed = try records.compactMap { try transform($0) }
+        try await deliver(transformed, step: &step)
+        if let last = records.last {
+            lastRead = last.position
+            for index in states.indices { states[index].durable = try await checkpointSink(index, through: last.position) }
+        }
+        try coordinator.registerHistoryConsumer(pipeline.source.consumer, startingAt: .token(token))
+    }
+
+    private func transform(_ record: StreamRecord) throws -> StreamRecord? {
+        var current: StreamRecord? = record
+        for transform in pipeline.transforms {
+            guard let value = current else { return nil }
+            current = try transform.apply(to: value)
+        }
+        return current
+    }
+
+    /// Reads, transforms and delivers the next records (at most `checkpoint.records`), and
+    /// checkpoints when due (records or seconds since the last one, or caught up).
+    @discardableResult
+    public func runOnce() async throws -> Step {
+        try await openIfNeeded()
+        var step = Step()
+        let current = try coordinator.currentPersistentHistoryToken()
+        try updateLag()
+        var after = max(committed, readThrough)
+        if let lastRead { after = max(after, lastRead.isSnapshot ? lastRead.token : lastRead.token - 1) }
+        var records: [StreamRecord] = []
+        var newestRead = lastRead
+        if current.value > after {
+            var filter = pipeline.source.filter
+            filter.after = PersistentHistoryToken(value: after, storeID: storeID)
+            filter.through = current
+            let resumeAfter = lastRead
+            let limit = pipeline.checkpoint.records
+            do {
+                try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
+                    let position = StreamPosition(token: view.token.value, index: view.index)
+                    if let resumeAfter, position <= resumeAfter { return }
+                    if step.read >= limit { throw EnoughRead() }
+                    let change = try view.copy()
+                    let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
+                                              operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: change.properties)
+                    step.read += 1
+                    newestRead = position
+                    if let kept = try transform(record) { records.append(kept) }
+                }
+            } catch is EnoughRead {
+                step.caughtUp = false
+            }
+        }
+        do {
+            try await deliver(records, step: &step)
+        } catch is Interrupted {
+            step.interrupted = true
+            return step
+        }
+        lastRead = newestRead
+        if step.caughtUp { readThrough = max(readThrough, current.value) }
+        sinceCheckpoint += step.read
+        let due = sinceCheckpoint >= pipeline.checkpoint.records || now().timeIntervalSince(lastCheckpoint) >= pipeline.checkpoint.seconds || step.caughtUp
+        if due {
+            step.checkpointed = try await checkpoint(completeThrough: step.caughtUp ? current.value : nil)
+        }
+        return step
+    }
+
+    /// Delivers `records` to every sink (those after its durable position), in its batch size, by its policy.
+    private func deliver(_ records: [StreamRecord], step: inout Step) async throws {
+        guard !records.isEmpty else { return }
+        for index in states.indices {
+            let durable = states[index].durable
+            let pending = durable.map { d in records.filter { $0.position > d } } ?? records
+            var start = 0
+            while start < pending.count {
+                let chunk = Array(pending[start..<min(pending.count, start + states[index].batchSize)])
+                if try await deliver(chunk, to: index) { step.delivered += chunk.count } else { step.deadLettered += chunk.count }
+                start += chunk.count
+            }
+        }
+    }
+
+    /// Delivers one batch: true when delivered, false when dead-lettered.
+    private func deliver(_ chunk: [StreamRecord], to index: Int) async throws -> Bool {
+        let state = states[index]
+        var attempt = 0
+        while true {
+            do {
+                let started = ContinuousClock.now
+                try await state.sink.deliver(chunk)
+                metrics.delivered(sink: index, records: chunk.count, transactions: Set(chunk.map(\.position.token)).count, duration: ContinuousClock.now - started)
+                return true
+            } catch {
+                let failure = Self.tributaryError(error, sink: state.sink.name)
+                attempt += 1
+                let transient = failure.code != .sinkRejected
+                let retries = pipeline.retry.maximumAttempts
+                let exhausted = retries > 0 && attempt >= retries
+                report("pipeline \(pipeline.name): sink \(state.sink.name): attempt \(attempt) failed: \(failure.message)")
+                logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
+                if (transient || state.onError == .retry) && !exhausted {
+                    metrics.retried(sink: index)
+                    if shouldStop() { throw Interrupted() }
+                    try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
+                    if shouldStop() { throw Interrupted() }
+                    continue
+                }
+                if state.onError == .deadLetter, let letters = state.deadLetters {
+                    try letters.write(chunk, sink: state.sink.name, error: failure)
+                    report("pipeline \(pipeline.name): sink \(state.sink.name): \(chunk.count) records written to the dead letters")
+                    metrics.deadLettered(sink: index, records: chunk.count)
+                    logger.error("records written to the dead letters: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "records": "\(chunk.count)"])
+                    return false
+                }
+                throw TributaryError(.pipelineStopped, "sink \(state.sink.name) failed\(exhausted ? " after \(attempt) attempts" : ""): \(failure.message)",
+                                     location: pipeline.path, hint: failure.hint ?? "fix the sink, then run the pipeline again: it resumes where it stopped")
+            }
+        }
+    }
+
+    private static func tributaryError(_ error: any Error, sink: String) -> TributaryError {
+        if let error = error as? TributaryError { return error }
+        return TributaryError.sinkUnavailable(sink, "\(error)")
+    }
+
+    /// Checkpoints now: every sink makes what it has durable, then the consumer is committed
+    /// through `completeThrough` (or the last transaction wholly read), then history is pruned
+    /// if the pipeline says so (at most every ten seconds). Returns whether anything moved.
+    @discardableResult
+    public func checkpoint(completeThrough: Int64? = nil) async throws -> Bool {
+        try await openIfNeeded()
+        var moved = false
+        if let lastRead, lastRead != checkpointedRead {
+            for index in states.indices {
+                states[index].durable = try await checkpointSink(index, through: lastRead)
+            }
+            checkpointedRead = lastRead
+            moved = true
+        }
+        var token = lastRead.map { $0.isSnapshot ? committed : $0.token - 1 } ?? committed
+        if let completeThrough { token = max(token, completeThrough) }
+        token = max(token, readThrough)
+        if token > committed {
+            try coordinator.commitHistoryConsumer(pipeline.source.consumer, through: PersistentHistoryToken(value: token, storeID: storeID))
+            committed = token
+            moved = true
+            metrics.checkpointed()
+            try updateLag()
+        }
+        sinceCheckpoint = 0
+        lastCheckpoint = now()
+        if let prune = pipeline.prune, moved, now().timeIntervalSince(lastPrune) >= 10 {
+            try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
+            lastPrune = now()
+        }
+        return moved
+    }
+
+    /// Sets the lag gauges from the consumer's position.
+    private func updateLag() throws {
+        let consumer = try coordinator.historyConsumer(named: pipeline.source.consumer)
+        metrics.lag(changes: try coordinator.historySize(after: consumer.token).changes, seconds: consumer.lagSeconds)
+    }
+
+    private func checkpointSink(_ index: Int, through position: StreamPosition) async throws -> StreamPosition? {
+        let sink = states[index].sink
+        var attempt = 0
+        while true {
+            do {
+                let durable = try await sink.checkpoint(through: position)
+                guard let durable, durable >= position else {
+                    throw TributaryError(.pipelineStopped, "sink \(sink.name) reports \(durable.map(\.description) ?? "nothing") durable, not \(position)",
+                                         location: pipeline.path, hint: "the sink lost records; start it over")
+                }
+                return durable
+            } catch let error as TributaryError where error.code == .sinkUnavailable {
+                attempt += 1
+                report("pipeline \(pipeline.name): sink \(sink.name): checkpoint attempt \(attempt) failed: \(error.message)")
+                logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
+                if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
+                try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
+            }
+        }
+    }
+
+    /// Checkpoints what was delivered, prunes consumed history if the pipeline says so, and closes the sinks.
+    public func finish() async throws {
+        guard opened else { return }
+        try await checkpoint()
+        if let prune = pipeline.prune {
+            try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
+            lastPrune = now()
+        }
+        for state in states { try await state.sink.close() }
+        opened = false
+    }
+}

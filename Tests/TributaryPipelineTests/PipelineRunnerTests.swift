@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+import Testing
+import Tributary
+import TributaryPipeline
+import TributaryStreams
+
+/// The runner's steps against a real store: delivery, checkpoints, retries, dead letters,
+/// stop, pruning and snapshots.
+@Suite struct PipelineRunnerTests {
+    /// Records what the runner reported and how long it would have slept.
+    final class Recorder: Sendable {
+        let lines = Mutex<[String]>([])
+        let sleeps = Mutex<[TimeInterval]>([])
+    }
+
+    func runner(_ yaml: String, store: PersistentStoreCoordinator, environment: [String: String] = [:], recorder: Recorder) throws -> PipelineRunner {
+        let pipeline = try PipelineFixtures.pipeline(yaml, environment: environment)
+        let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0, environment: environment) })
+        runner.report = { line in recorder.lines.withLock { $0.append(line) } }
+        runner.sleep = { seconds in recorder.sleeps.withLock { $0.append(seconds) } }
+        runner.random = { 1 }
+        return runner
+    }
+
+    func drain(_ runner: PipelineRunner) async throws {
+        while try await !runner.runOnce().caughtUp {}
+        try await runner.finish()
+    }
+
+    @Test func deliversEverythingAndCommitsTheConsumerInCheckpoints() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        let ids = try PipelineFixtures.insertPosts(store, count: 45)
+        try PipelineFixtures.editPosts(store, Array(ids.prefix(10)), round: 1)
+        let yaml = """
+            source: {store: s}
+            transforms:
+              - filter: "title CONTAINS[c] 'swift'"
+            sinks:
+              - type: fts
+                path: \(dir.path("index.sqlite"))
+                entities: {Post: [title, content]}
+            checkpoint: {records: 20, seconds: 1h}
+            prune: {consumed: true}
+            """
+        let recorder = Recorder()
+        let runner = try self.runner(yaml, store: store, recorder: recorder)
+        let first = try await runner.runOnce()
+        #expect(first.read == 20 && !first.caughtUp && first.checkpointed)
+        let consumer = try store.historyConsumer(named: "test")
+        let current = try store.currentPersistentHistoryToken().value
+        #expect(consumer.token.value >= 1 && consumer.token.value < current, "committed part of the way")
+        try await drain(runner)
+        #expect(try store.historyConsumer(named: "test").token == store.currentPersistentHistoryToken())
+        #expect(try store.historySize().transactions == 0, "consumed history is pruned")
+        let documents = try FullTextIndex(path: dir.path("index.sqlite"), create: false).documents()
+        // Even-numbered posts are about swift; ten edited to "Edited 1 swift", two of those deleted.
+        #expect(documents.count == 23 + 5 - 2)
+        #expect(recorder.lines.withLock { $0.isEmpty })
+        // A second runner finds nothing to do.
+        let again = try self.runner(yaml, store: store, recorder: recorder)
+        let step = try await again.runOnce()
+        #expect(step.read == 0 && step.caughtUp)
+    }
+
+    @Test func unavailableEndpointIsRetriedWithBackoffAndCaughtUp() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 30)
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        server.state.withLock { $0.unavailableLeft = 6 }
+        let recorder = Recorder()
+        let runner = try self.runner("""
+            source: {store: s}
+            sinks:
+              - type: http
+                url: \(server.url)
+                batch_size: 7
+                on_error: stop
+            retry: {initial: 100ms, max: 1s}
+            """, store: store, recorder: recorder)
+        try store.registerHistoryConsumer("test", startingAt: .oldest)
+        #expect(try store.historySize(after: store.historyConsumer(named: "test").token).changes == 30)
+        try await drain(runner)
+        #expect(try store.historySize(after: store.historyConsumer(named: "test").token).changes == 0)
+        let state = server.state.withLock { $0 }
+        #expect(state.recordIDs.count == 30 && Set(state.recordIDs).count == 30)
+        #expect(recorder.sleeps.withLock { $0 } == [0.1, 0.2, 0.4, 0.8, 1, 1], "capped exponential backoff")
+        let lines = recorder.lines.withLock { $0 }
+        #expect(lines.count == 6 && lines.allSatisfy { $0.contains("HTTP 503") }, "each failure is reported")
+    }
+
+    @Test func rejectedBatchesGoToTheDeadLettersWithTheResponse() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 12)
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        server.state.withLock { $0.rejectAll = true }
+        let recorder = Recorder()
+        let runner = try self.runner("""
+            source: {store: s}
+            sinks:
+              - type: http
+                url: \(server.url)
+                batch_size: 5
+                on_error: dead_letter
+                dead_letter: \(dir.path("dead"))
+            """, store: store, recorder: recorder)
+        try await drain(runner)
+        let letters = try DeadLetterWriter.lines(in: dir.url.appendingPathComponent("dead"))
+        #expect(letters.count == 12)
+        for line in letters {
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(json["sink"] as? String == "http")
+            #expect((json["error"] as? String)?.contains("HTTP 400") == true)
+            #expect((json["error"] as? String)?.contains("the endpoint refuses this batch") == true)
+            #expect(json["record"] is [String: Any])
+        }
+        #expect(try store.historyConsumer(named: "test").token == store.currentPersistentHistoryToken(), "the pipeline moved on")
+        #expect(recorder.sleeps.withLock { $0.isEmpty }, "a 400 is not retried under dead_letter")
+        #expect(try TributaryProcess.run(["verify", dir.path("dead")]).status == 0)
+    }
+
+    @Test func stopPolicyAndExhaustedRetriesStopThePipeline() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 5)
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        server.state.withLock { $0.rejectAll = true }
+        let recorder = Recorder()
+        let stop = try self.runner("source: {store: s}\nsinks:\n  - type: http\n    url: \(server.url)\n    on_error: stop\n", store: store, recorder: recorder)
+        await #expect(throws: TributaryError.self) { try await stop.runOnce() }
+        #expect(try store.historyConsumer(named: "test").token.value == 0, "nothing committed")
+        server.state.withLock { $0.rejectAll = false; $0.unavailableLeft = 100 }
+        let exhausted = try self.runner("name: other\nsource: {store: s}\nsinks:\n  - type: http\n    url: \(server.url)\nretry: {max_attempts: 3}\n", store: store, recorder: recorder)
+        do {
+            _ = try await exhausted.runOnce()
+            Issue.record("no error")
+        } catch let error as TributaryError {
+            #expect(error.code == .pipelineStopped)
+            #expect(error.message.contains("after 3 attempts"))
+        }
+    }
+
+    @Test func stopRequestCutsRetriesShortWithoutCommitting() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 5)
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        server.state.withLock { $0.unavailableLeft = 1_000 }
+        let recorder = Recorder()
+        let runner = try self.runner("source: {store: s}\nsinks:\n  - type: http\n    url: \(server.url)\n", store: store, recorder: recorder)
+        runner.shouldStop = { recorder.sleeps.withLock { $0.count >= 2 } }
+        let step = try await runner.runOnce()
+        #expect(step.interrupted)
+        try await runner.finish()
+        #expect(try store.historyConsumer(named: "test").token.value == 0)
+    }
+
+    @Test func snapshotComesFirstThenHistoryAfterIt() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        let ids = try PipelineFixtures.insertPosts(store, count: 8)
+        try store.deleteHistory(.deleteHistory(before: store.currentPersistentHistoryToken()))
+        try PipelineFixtures.editPosts(store, Array(ids.prefix(2)), round: 2)
+        let out = dir.path("out.ndjson")
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        let pipeline = try PipelineFixtures.pipeline("source: {store: s, snapshot: true}\nsinks: [{type: stdout}]\n")
+        let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: [StandardOutputSink(name: "stdout", format: .native, descriptor: handle.fileDescriptor)])
+        try await drain(runner)
+        try PipelineFixtures.editPosts(store, Array(ids[2..<4]), round: 3)
+        let again = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: [StandardOutputSink(name: "stdout", format: .native, descriptor: handle.fileDescriptor)])
+        try await drain(again)
+        let types = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map { line -> String in
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return json?["type"] as? String ?? "?"
+        }
+        #expect(types == Array(repeating: "read", count: 7) + ["update", "update", "delete"], "the snapshot holds the rows as they were, history follows it")
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+import Tributary
+import TributaryPipeline
+import TributaryStreams
+
+/// One sink under test: a way to make it over the same downstream (as a restarted process
+/// would), and the downstream's effect as lines to compare.
+struct SinkUnderTest {
+    let make: () -> any Sink
+    let effect: () throws -> [String]
+}
+
+/// The shared sink suite, run for every sink: a clean delivery, then a delivery "crashed"
+/// after a checkpoint and part of the next batch and resumed by a new sink from its durable
+/// position, must leave the same effect downstream; checkpoints cover filtered-out records;
+/// durable positions never fall behind what was checkpointed.
+enum SinkSuite {
+    static let storeID = UUID(uuidString: "0B6F0000-0000-4000-8000-000000000001")!
+    static let model = try! ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml"))
+    static let context = SinkContext(pipeline: "suite", storeID: storeID, model: model)
+
+    /// Inserts of 12 posts, updates of some, deletes of others, over 9 transactions.
+    static let records: [StreamRecord] = {
+        var records: [StreamRecord] = []
+        var token: Int64 = 1
+        func add(_ op: StreamOperation, _ key: Int64, _ properties: [PropertyChange], index: Int) {
+            records.append(StreamRecord(position: StreamPosition(token: token, index: index), storeID: storeID, timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(token)),
+                                        author: "suite", contextName: nil, operation: op, objectID: ObjectID(storeID: storeID, entityName: "Post", primaryKey: key), properties: properties))
+        }
+        for batch in 0..<3 {
+            for i in 0..<4 {
+                let key = Int64(batch * 4 + i + 1)
+                add(.create, key, [PropertyChange(name: "title", after: .string("Post \(key) about swift")), PropertyChange(name: "content", after: .string("Body \(key) linux"))], index: i)
+            }
+            token += 1
+        }
+        for round in 0..<3 {
+            for (i, key) in [Int64(round + 1), Int64(round + 5)].enumerated() {
+                add(.update, key, [PropertyChange(name: "title", before: .string("Post \(key) about swift"), after: .string("Edited \(round) sqlite"))], index: i)
+            }
+            token += 1
+            add(.delete, Int64(12 - round), [PropertyChange(name: "title", before: .string("Post \(12 - round) about swift"))], index: 0)
+            token += 1
+        }
+        return records
+    }()
+
+    static func chunks(after position: StreamPosition?) -> [[StreamRecord]] {
+        stride(from: 0, to: records.count, by: 5).compactMap { start in
+            let chunk = records[start..<min(records.count, start + 5)].filter { position == nil || $0.position > position! }
+            return chunk.isEmpty ? nil : Array(chunk)
+        }
+    }
+
+    static func run(clean: SinkUnderTest, crashed: SinkUnderTest) async throws {
+        // A clean delivery.
+        let sink = clean.make()
+        let start = try await sink.open(context)
+        #expect(start == nil, "a new sink holds nothing")
+        for chunk in chunks(after: nil) { try await sink.deliver(chunk) }
+        let durable = try await sink.checkpoint(through: records.last!.position)
+        #expect(durable.map { $0 >= records.last!.position } == true)
+        try await sink.close()
+        let expected = try clean.effect()
+        #expect(!expected.isEmpty)
+
+        // A delivery cut short: a checkpoint after 10 records, 5 more delivered, then the process dies.
+        let first = crashed.make()
+        _ = try await first.open(context)
+        let all = chunks(after: nil)
+        try await first.deliver(all[0])
+        try await first.deliver(all[1])
+        let checkpointed = try await first.checkpoint(through: all[1].last!.position)
+        #expect(checkpointed.map { $0 >= all[1].last!.position } == true)
+        try await first.deliver(all[2])
+        // Restarted: a new sink over the same downstream resumes from its durable position.
+        let second = crashed.make()
+        let resume = try await second.open(context)
+        if let resume { #expect(resume >= all[1].last!.position, "the durable position never falls behind a checkpoint") }
+        for chunk in chunks(after: resume) { try await second.deliver(chunk) }
+        // Records after the last delivered one were filtered out: the checkpoint still covers them.
+        let beyond = StreamPosition(token: records.last!.position.token + 5, index: 0)
+        let final = try await second.checkpoint(through: beyond)
+        #expect(final.map { $0 >= beyond } == true)
+        try await second.close()
+        #expect(try crashed.effect() == expected, "redelivery after a crash changes nothing downstream")
+
+        // Reopened once more: nothing left to deliver for sinks that keep a position.
+        let third = crashed.make()
+        if let position = try await third.open(context) { #expect(position >= records.last!.position) }
+        try await third.close()
+    }
+}
+
+@Suite struct SinkSuiteTests {
+    @Test func segments() async throws {
+        let dir = TemporaryDirectory()
+        func underTest(_ name: String) -> SinkUnderTest {
+            let url = dir.url.appendingPathComponent(name)
+            return SinkUnderTest(make: { SegmentsSink(name: "segments", directory: url, format: .native) }, effect: {
+                let manifest = try #require(try StreamManifest.load(from: url))
+                var lines: [String] = []
+                for segment in manifest.segments {
+                    try SegmentReader(directory: url, segment: segment, format: .native, decoder: ZstdFrameDecoder()).forEachRecord { bytes, _ in
+                        lines.append(String(decoding: bytes, as: UTF8.self))
+                        return true
+                    }
+                }
+                return lines
+            })
+        }
+        try await SinkSuite.run(clean: underTest("clean"), crashed: underTest("crashed"))
+        let result = try TributaryProcess.run(["verify", dir.path("crashed")])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func standardOutput() async throws {
+        let dir = TemporaryDirectory()
+        // Standard output keeps no position: a reader de-duplicates by event ID, and then sees each record once.
+        func underTest(_ name: String) throws -> SinkUnderTest {
+            let path = dir.path(name)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            return SinkUnderTest(make: { StandardOutputSink(name: "stdout", format: .cloudevents, descriptor: handle.fileDescriptor) }, effect: {
+                _ = handle
+                let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+                var seen: [String: String] = [:]
+                for line in lines {
+                    let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    let id = try #require(json["id"] as? String)
+                    if let earlier = seen[id] { #expect(earlier == line, "a redelivered record is the same record") }
+                    seen[id] = line
+                }
+                #expect(Set(seen.keys) == Set(SinkSuite.records.map(\.eventID)))
+                return seen.keys.sorted().map { seen[$0]! }
+            })
+        }
+        try await SinkSuite.run(clean: try underTest("clean.ndjson"), crashed: try underTest("crashed.ndjson"))
+    }
+
+    @Test func fullTextIndex() async throws {
+        let dir = TemporaryDirectory()
+        let entities = ["Post": ["title", "content"]]
+        func underTest(_ name: String) -> SinkUnderTest {
+            let path = dir.path(name)
+            return SinkUnderTest(make: { FullTextIndexSink(name: "fts", path: path, entities: entities) }, effect: {
+                try FullTextIndex(path: path, create: false).documents().map { "\($0.object) \($0.entity) \($0.content)" }
+            })
+        }
+        try await SinkSuite.run(clean: underTest("clean.sqlite"), crashed: underTest("crashed.sqlite"))
+        let index = try FullTextIndex(path: dir.path("crashed.sqlite"), create: false)
+        #expect(try index.documents().count == 9)
+        let hits = try index.search("sqlite", limit: 10)
+        #expect(hits.count == 6)
+        #expect(hits.allSatisfy { $0.snippet.contains("[sqlite]") })
+        #expect(try index.search("swift", limit: 2).count == 2)
+    }
+
+    @Test func http() async throws {
+        let clean = try TestHTTPServer(), crashed = try TestHTTPServer()
+        defer { clean.stop(); crashed.stop() }
+        func underTest(_ server: TestHTTPServer) -> SinkUnderTest {
+            SinkUnderTest(make: { HTTPSink(name: "http", url: URL(string: server.url)!, bearerTokenEnvironment: "T", environment: ["T": "token-1"]) }, effect: {
+                let state = server.state.withLock { $0 }
+                #expect(state.authorizations == ["Bearer token-1"])
+                #expect(state.recordIDs.count == Set(state.recordIDs).count, "the endpoint saw each record once")
+                return state.recordIDs.sorted()
+            })
+        }
+        try await SinkSuite.run(clean: underTest(clean), crashed: underTest(crashed))
+        #expect(crashed.state.withLock { $0.keys.values.contains { $0 > 1 } }, "the redelivered batch came with the same idempotency key")
+    }
+}

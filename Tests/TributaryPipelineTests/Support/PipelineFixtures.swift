@@ -1,0 +1,64 @@
+import Foundation
+import Tributary
+import TributaryPipeline
+
+/// Stores, workloads and pipelines the pipeline tests share.
+enum PipelineFixtures {
+    static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// A new blog store with history at `url`.
+    static func store(at url: URL) throws -> PersistentStoreCoordinator {
+        var description = PersistentStoreDescription(url: url)
+        description.persistentHistoryTracking = true
+        let model = try ManagedObjectModel(yamlFile: repositoryRoot.appendingPathComponent("examples/blog/model.yml"))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(with: description)
+        return coordinator
+    }
+
+    /// Inserts `count` posts (prefix in their external IDs), in transactions of `perTransaction`.
+    @discardableResult
+    static func insertPosts(_ coordinator: PersistentStoreCoordinator, count: Int, from start: Int = 0, perTransaction: Int = 10) throws -> [ObjectID] {
+        var ids: [ObjectID] = []
+        var i = start
+        while i < start + count {
+            let n = min(perTransaction, start + count - i)
+            var request = BatchInsertRequest(entityName: "Post", objects: (i..<(i + n)).map { k in
+                ["externalID": .string("ext-\(k)"), "title": .string("Post \(k) about \(k % 2 == 0 ? "swift" : "linux")"),
+                 "content": .string("Body \(k) \(k % 3 == 0 ? "sqlite" : "history")"), "createdAt": .date(Date(timeIntervalSince1970: 1_700_000_000 + Double(k)))]
+            })
+            request.resultType = .objectIDs
+            ids += try coordinator.execute(request).objectIDs
+            i += n
+        }
+        return ids
+    }
+
+    /// Updates the titles of `ids` and deletes every fifth of them.
+    static func editPosts(_ coordinator: PersistentStoreCoordinator, _ ids: [ObjectID], round: Int) throws {
+        var update = BatchUpdateRequest(entityName: "Post", propertiesToUpdate: ["title": .string("Edited \(round) swift")])
+        update.objectIDs = ids
+        try coordinator.execute(update)
+        var delete = BatchDeleteRequest(entityName: "Post")
+        delete.objectIDs = ids.enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
+        try coordinator.execute(delete)
+    }
+
+    /// A pipeline read from `yaml` (path `test.yml`), with `environment`.
+    static func pipeline(_ yaml: String, environment: [String: String] = [:]) throws -> PipelineFile {
+        try PipelineFile(yaml: yaml, path: "test.yml", environment: environment)
+    }
+}
+
+/// A temporary directory removed when released.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("tributary-pipeline-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
