@@ -43,6 +43,8 @@ open class ManagedObject: @unchecked Sendable, Hashable, CustomStringConvertible
     var isFaultState = true
     /// Whether the object is in its context's list of changed objects.
     var isInDirtyList = false
+    /// What the save in progress decided for the object (set and cleared by the save).
+    var saveOutcome: ManagedObjectContext.Outcome?
     var isInsertedState = false
     var isDeletedState = false
 

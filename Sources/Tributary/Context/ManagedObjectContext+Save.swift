@@ -73,7 +73,8 @@ extension ManagedObjectContext {
         let policy = mergePolicyValue
         let metadata = TransactionMetadata(author: authorValue, contextName: nameValue)
 
-        var outcomes: [ObjectIdentifier: Outcome] = [:]
+        // Each object's outcome lives on the object until the save is applied (or fails).
+        defer { for object in objects { object.saveOutcome = nil } }
         var gone: [ManagedObject] = []
         var droppedLinks: Set<ObjectIdentifier> = []
         var deletedKeys: [String: Set<Int64>] = [:]
@@ -103,7 +104,7 @@ extension ManagedObjectContext {
                 let (write, merged) = resolve(object, storeValues: storeValues, policy: policy)
                 if policy == .rollback { droppedLinks.insert(ObjectIdentifier(object)) }
                 if write == 0 {
-                    outcomes[ObjectIdentifier(object)] = Outcome(version: storeVersion, values: merged, key: object.id.primaryKey)
+                    object.saveOutcome = Outcome(version: storeVersion, values: merged, key: object.id.primaryKey)
                 } else {
                     writes.append((object, write, storeVersion, merged))
                 }
@@ -123,8 +124,7 @@ extension ManagedObjectContext {
             var visiting: Set<ObjectIdentifier> = []
             var insertStatements: [Int: Statement] = [:]
             func insert(_ object: ManagedObject) throws {
-                let identifier = ObjectIdentifier(object)
-                guard outcomes[identifier] == nil, visiting.insert(identifier).inserted else { return }
+                guard object.saveOutcome == nil, visiting.insert(ObjectIdentifier(object)).inserted else { return }
                 let layout = object.layout
                 for slot in layout.attributeCount..<layout.slotNames.count {
                     if case .objectID(let target) = object.values[slot], target.isTemporaryID, keys[target.primaryKey] == nil,
@@ -152,12 +152,12 @@ extension ManagedObjectContext {
                     statement.rewind()
                     let key = db.lastInsertRowID
                     keys[object.id.primaryKey] = key
-                    outcomes[identifier] = Outcome(version: 1, values: object.values, key: key)
+                    object.saveOutcome = Outcome(version: 1, values: object.values, key: key)
                 } catch let error as SQLiteError where error.extendedCode == SQLiteError.constraintUnique {
                     statement.reset()
                     let outcome = try resolveUniqueConflict(object, policy: policy, keys: keys, on: db, storeID: store.identifier)
                     keys[object.id.primaryKey] = outcome.key
-                    outcomes[identifier] = outcome
+                    object.saveOutcome = outcome
                 }
             }
             for object in inserted { try insert(object) }
@@ -181,7 +181,7 @@ extension ManagedObjectContext {
                 } catch let error as SQLiteError {
                     throw UniqueViolation.translate(error, table: layout.table, place: object.id.uriRepresentation)
                 }
-                outcomes[ObjectIdentifier(object)] = Outcome(version: version + 1, values: values, key: object.id.primaryKey)
+                object.saveOutcome = Outcome(version: version + 1, values: values, key: object.id.primaryKey)
             }
 
             // 4. Join-table rows, written from the side that owns the table.
@@ -209,20 +209,20 @@ extension ManagedObjectContext {
             for (entity, keys) in byEntity.sorted(by: { $0.key < $1.key }) { try deleter.delete(keys, of: entity, on: db) }
             deletedKeys = deleter.deleted
         }
-        var notification = finishStoreSave(objects: objects, outcomes: outcomes, gone: gone, deletedKeys: deletedKeys, store: store)
+        var notification = finishStoreSave(objects: objects, gone: gone, deletedKeys: deletedKeys, store: store)
         notification.historyToken = token.map { PersistentHistoryToken(value: $0, storeID: store.identifier) }
         return notification
     }
 
     /// Applies a committed save to the objects and builds its notification.
-    private func finishStoreSave(objects: [ManagedObject], outcomes: [ObjectIdentifier: Outcome], gone: [ManagedObject], deletedKeys: [String: Set<Int64>], store: PersistentStore) -> ContextDidSave {
+    private func finishStoreSave(objects: [ManagedObject], gone: [ManagedObject], deletedKeys: [String: Set<Int64>], store: PersistentStore) -> ContextDidSave {
         var notification = ContextDidSave()
         var permanent: [Int64: Int64] = [:]   // temporary key -> row key
         // Children hold temporary IDs of objects they pushed here: they get the map.
         let needsIDMap = children.contains { $0.context != nil }
         var permanentIDs: [ObjectID: ObjectID] = [:]
         for object in objects where object.isInsertedState && !object.isDeletedState {
-            guard let outcome = outcomes[ObjectIdentifier(object)] else { continue }
+            guard let outcome = object.saveOutcome else { continue }
             permanent[object.id.primaryKey] = outcome.key
         }
         /// Temporary IDs in relationship slots made permanent.
@@ -234,11 +234,13 @@ extension ManagedObjectContext {
                 }
             }
         }
+        // The IDs are gathered only when someone hears of the save.
+        let announces = !didSaveContinuations.isEmpty || !changeObservers.isEmpty || needsIDMap
+            || persistentStoreCoordinator.contexts.all.contains { $0 !== self && $0.parent == nil && $0.automaticallyMergesChangesFromParent }
         for object in objects {
-            let identifier = ObjectIdentifier(object)
             if object.isDeletedState {
                 unregister(object)
-                if !object.isInsertedState { notification.deletedObjectIDs.insert(object.id) }
+                if announces && !object.isInsertedState { notification.deletedObjectIDs.insert(object.id) }
                 object.context = nil
                 continue
             }
@@ -250,11 +252,11 @@ extension ManagedObjectContext {
                     object.id = ObjectID(storeID: object.id.storeID, entityName: object.id.entityName, primaryKey: key)
                 }
                 if registry[object.layout.index][object.id.primaryKey] == nil { register(object) }
-                notification.insertedObjectIDs.insert(object.id)
-            } else {
+                if announces { notification.insertedObjectIDs.insert(object.id) }
+            } else if announces {
                 notification.updatedObjectIDs.insert(object.id)
             }
-            if let outcome = outcomes[identifier] {
+            if let outcome = object.saveOutcome {
                 object.version = outcome.version
                 object.values = outcome.values
             }
