@@ -8,7 +8,7 @@ import Tributary
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run an importer beside an app that merges its changes, tail the audit trail, export, verify and replay the history, prune, and report.",
+        abstract: "Run an importer beside an app that merges its changes, tail the audit trail, export, verify and replay the history, index it for search, prune, and report.",
         discussion: "Example: tributary demo --dir /tmp/tributary-demo"
     )
 
@@ -48,11 +48,12 @@ struct DemoCommand: AsyncParsableCommand {
         story.add("history", captured)
 
         let equal = try story.exportVerifyReplay(app)
+        let hit = try await story.searchIndex(app)
         try story.prune(app)
 
         Console.print("report:")
         for (name, value) in story.report { Console.print("  \(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(value)") }
         Console.print("done in \(DemoStory.format(clock.now - start)); files in \(directory.path)")
-        if !equal { throw ExitCode(1) }
+        if !equal || hit == nil { throw ExitCode(1) }
     }
 }

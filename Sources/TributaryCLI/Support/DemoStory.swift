@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// The steps of `tributary demo`, each a plain method, run in order by ``DemoCommand``:
@@ -31,7 +32,7 @@ struct DemoStory {
 
     /// Removes what an earlier run left.
     func clean() throws {
-        for name in ["blog.sqlite", "copy.sqlite"] {
+        for name in ["blog.sqlite", "copy.sqlite", "search.sqlite"] {
             for suffix in ["", "-wal", "-shm", "-notify"] { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name + suffix)) }
         }
         try? FileManager.default.removeItem(at: directory.appendingPathComponent("stream"))
@@ -93,7 +94,8 @@ struct DemoStory {
             request.transaction = TransactionMetadata(author: "importer", contextName: "feed")
             request.resultType = .statusOnly
             try importer.execute(request)
-            commits[try importer.currentPersistentHistoryToken().value] = clock.now
+            let committed = clock.now
+            commits[try importer.currentPersistentHistoryToken().value] = committed
             try await Task.sleep(for: .milliseconds(2))
         }
         // A re-import of 100 posts updates them (unique externalID), as a feed sending them again would.
@@ -111,7 +113,7 @@ struct DemoStory {
         watching.cancel()
         await watching.value
         let latencies = commits.compactMap { token, committed in arrivals.time(of: token).map { ($0 - committed) } }
-            .map { Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15 }
+            .map { max(0, Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15) }   // a handler may run before the importer's clock reading
         // The view context merged the importer's saves: its live result holds the swift posts.
         let merged = await waitUntil { live.fetchedObjectIDs.count == (try? app.count(for: swiftPosts)) ?? -1 }
         liveTask.cancel()
@@ -139,10 +141,10 @@ struct DemoStory {
         editor.name = "editor"
         editor.transactionAuthor = "alice"
         try editor.performAndWait {
-            var request = FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "externalID == 'post-7'"))
+            var request = FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "externalID == %@", .string("post-\(posts - 1)")))
             request.fetchLimit = 1
             if let post = try editor.fetch(request).first {
-                post["title"] = "Post 7, edited by Alice"
+                post["title"] = .string("Post \(posts - 1), edited by Alice")
                 post["content"] = "Rewritten."
             }
             try editor.save()
@@ -184,6 +186,30 @@ struct DemoStory {
         }
         add("replay", "\(replayed.records) records into \(copyURL.lastPathComponent): \(equal ? "equal to the source, row for row" : "DIFFERENT from the source")")
         return equal
+    }
+
+    /// Runs the shipped search-index pipeline (pipelines/search-index.yml) until caught
+    /// up, then queries the full-text index; returns the first hit's snippet.
+    mutating func searchIndex(_ app: PersistentStoreCoordinator) async throws -> String? {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("pipelines/search-index.yml")
+        var environment = ProcessInfo.processInfo.environment
+        environment["TRIBUTARY_STORE"] = storeURL.path
+        environment["TRIBUTARY_OUT"] = directory.path
+        environment["TRIBUTARY_METRICS"] = ""
+        let pipeline = try PipelineFile(contentsOf: file, environment: environment)
+        let runner = try PipelineRunner(pipeline: pipeline, environment: environment)
+        var indexed = 0
+        while true {
+            let step = try await runner.runOnce()
+            indexed += step.delivered
+            if step.caughtUp && step.read == 0 { break }
+        }
+        try await runner.finish()
+        let index = try FullTextIndex(path: directory.appendingPathComponent("search.sqlite").path, create: false)
+        let hits = try index.search("edited AND alice", limit: 3)
+        add("search", "search-index pipeline indexed \(indexed) records; 'edited AND alice' finds \(hits.count): \(hits.first.map { "\($0.entity) \($0.snippet)" } ?? "nothing")")
+        return hits.first?.snippet
     }
 
     /// Prunes the history every consumer has read.
