@@ -69,6 +69,7 @@ let package = Package(
         .executableTarget(name: "blog-importer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-importer"),
         .executableTarget(name: "blog-viewer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-viewer"),
         .executableTarget(name: "audit-tail", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/audit-tail"),
+        .executableTarget(name: "search-indexer", dependencies: ["BlogExampleSupport", "Tributary", "TributaryPipeline"], path: "examples/search-indexer"),
         .testTarget(
             name: "TributaryTests",
             dependencies: ["Tributary", "CSQLite", .product(name: "Logging", package: "swift-log")]
