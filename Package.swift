@@ -66,10 +66,10 @@ let package = Package(
         ),
         // The examples (examples/*/README.md): executables over the library.
         .target(name: "BlogExampleSupport", dependencies: ["Tributary"], path: "examples/support"),
-        .executableTarget(name: "blog-importer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-importer"),
-        .executableTarget(name: "blog-viewer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-viewer"),
-        .executableTarget(name: "audit-tail", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/audit-tail"),
-        .executableTarget(name: "search-indexer", dependencies: ["BlogExampleSupport", "Tributary", "TributaryPipeline"], path: "examples/search-indexer"),
+        .executableTarget(name: "blog-importer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-importer", exclude: ["README.md"]),
+        .executableTarget(name: "blog-viewer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-viewer", exclude: ["README.md"]),
+        .executableTarget(name: "audit-tail", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/audit-tail", exclude: ["README.md"]),
+        .executableTarget(name: "search-indexer", dependencies: ["BlogExampleSupport", "Tributary", "TributaryPipeline"], path: "examples/search-indexer", exclude: ["README.md"]),
         .testTarget(
             name: "TributaryTests",
             dependencies: ["Tributary", "CSQLite", .product(name: "Logging", package: "swift-log")]

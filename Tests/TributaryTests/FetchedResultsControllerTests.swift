@@ -74,7 +74,7 @@ import Testing
         #expect(controller.fetchedObjectIDs == [posts[1], posts[2], posts[3]])
     }
 
-    @Test func aBatchRequestThenAMerge() throws {
+    @Test func aBatchRequestThenAMerge() async throws {
         let (coordinator, context, controller, _, posts) = try setUp()
         var request = BatchDeleteRequest(entityName: "Post", predicate: try StorePredicate(format: "title == 'Post 3'"))
         request.resultType = .objectIDs
@@ -83,8 +83,17 @@ import Testing
         update.resultType = .objectIDs
         let updated = try coordinator.execute(update).objectIDs
         #expect(controller.fetchedObjectIDs == posts)   // nothing merged yet
+        let stream = controller.changes()
         context.mergeChanges(fromContextDidSave: ContextDidSave(updatedObjectIDs: Set(updated), deletedObjectIDs: Set(deleted)))
         #expect(controller.fetchedObjectIDs == [posts[1], posts[2], posts[4], posts[0]])
+        var iterator = stream.makeAsyncIterator()
+        let next = await iterator.next()
+        let change = try #require(next)
+        let (removed, inserted, moves) = changes(change)
+        #expect(removed == [0: posts[0], 3: posts[3]])   // Post 0 moves to the end; Post 3 is gone
+        #expect(inserted == [3: posts[0]])
+        #expect(moves == 1)
+        #expect(posts.applying(change.difference) == controller.fetchedObjectIDs)
     }
 
     @Test func sectionsByTheFirstTagReportSectionChanges() async throws {
