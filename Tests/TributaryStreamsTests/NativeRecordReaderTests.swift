@@ -73,3 +73,36 @@ import Tributary
         #expect(throws: TributaryError.self) { try coordinator.execute(request) }
     }
 }
+
+/// The fast path of the native encoder writes the bytes the general one does.
+@Suite struct NativeEncoderFastPathTests {
+    static func general(_ record: StreamRecord) -> [UInt8] {
+        var json = JSONWriter()
+        var texts = RecordTexts()
+        texts.update(for: record)
+        json.object { o in
+            o.field("position", record.position.description)
+            o.field("storeID", texts.store)
+            RecordBody.writeTransaction(record, texts: texts, to: &o)
+            RecordBody.write(record, texts: &texts, to: &o)
+        }
+        return json.bytes + [0x0A]
+    }
+
+    @Test func insertsAndReadsMatchTheGeneralPath() {
+        let store = EncodingTests.storeID
+        let values: [AttributeValue] = ["plain", "quote \" back \\ newline \n tab \t \u{1} é", .null, .integer(0), .integer(-42), .integer(.max), .integer(.min),
+                                        .double(2.5), .double(3), .double(.infinity), .bool(true), .date(Date(timeIntervalSince1970: 1_714_564_800.125)),
+                                        .uuid(store), .data(Data([1, 2, 3])), .objectID(EncodingTests.id("Tag", 9))]
+        var encoder = NativeEncoder()
+        for (n, operation) in [StreamOperation.create, .read, .create].enumerated() {
+            let properties = values.enumerated().map { PropertyChange(name: "p\($0.offset)", after: $0.element) } + [PropertyChange(name: "nil")]
+            let record = StreamRecord(position: StreamPosition(token: Int64(7 + n), index: n * 1000, isSnapshot: operation == .read), storeID: store,
+                                      timestamp: Date(timeIntervalSince1970: 1_714_564_800), author: n == 0 ? nil : "imp\"orter", contextName: n == 2 ? "cli" : nil,
+                                      operation: operation, objectID: ObjectID(storeID: store, entityName: "Tag", primaryKey: Int64(n) - 1), properties: properties)
+            var bytes: [UInt8] = []
+            encoder.encode(record, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: Self.general(record), as: UTF8.self))
+        }
+    }
+}

@@ -15,6 +15,7 @@ struct RecordTexts {
     private var tokenValue: Int64 = -1
     private var time: Date?
     private var prefixes: [String: String] = [:]
+    private var jsonPrefixes: [String: [UInt8]] = [:]
     /// The store ID in lowercase.
     private(set) var store = ""
     /// The token as history prints it.
@@ -28,6 +29,7 @@ struct RecordTexts {
             storeID = record.storeID
             store = record.storeID.lowercasedString
             prefixes = [:]
+            jsonPrefixes = [:]
             tokenValue = -1
         }
         if record.position.token != tokenValue {
@@ -47,5 +49,22 @@ struct RecordTexts {
         let prefix = "tributary://" + store + "/" + id.entityName + "/p"
         prefixes[id.entityName] = prefix
         return prefix + String(id.primaryKey)
+    }
+
+    /// Appends the URI of `id` as a JSON string, as `JSONWriter.appendString(uri(id))` does,
+    /// from a cached prefix (already escaped) when it is of this store.
+    mutating func appendURI(_ id: ObjectID, to buffer: inout [UInt8]) {
+        guard id.storeID == storeID else { return JSONWriter.appendString(id.uriRepresentation, to: &buffer) }
+        if let prefix = jsonPrefixes[id.entityName] {
+            buffer.append(contentsOf: prefix)
+        } else {
+            var prefix: [UInt8] = []
+            JSONWriter.appendString("tributary://" + store + "/" + id.entityName + "/p", to: &prefix)
+            prefix.removeLast() // the closing quote
+            jsonPrefixes[id.entityName] = prefix
+            buffer.append(contentsOf: prefix)
+        }
+        NativeEncoder.appendDigits(id.primaryKey, to: &buffer)
+        buffer.append(0x22)
     }
 }
