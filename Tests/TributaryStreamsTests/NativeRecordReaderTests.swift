@@ -106,3 +106,17 @@ import Tributary
         }
     }
 }
+
+@Suite struct DateTextsTests {
+    @Test func datesMatchISO8601() {
+        var texts = DateTexts()
+        var seconds: [Double] = [0, -1, -0.5, -86_400, -86_401.25, 1_714_564_800, 1_714_564_800.125, 1_714_564_800.9996, 1_714_651_199.999, 951_782_400, 253_402_300_799]
+        for k in 0..<2_000 { seconds.append(1.7e9 + Double(k * 37) + Double(k % 7) / 8) }
+        for s in seconds {
+            let date = Date(timeIntervalSince1970: s)
+            var bytes: [UInt8] = []
+            texts.append(date, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == ISO8601.string(from: date), "\(s)")
+        }
+    }
+}

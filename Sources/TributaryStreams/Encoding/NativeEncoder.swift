@@ -1,3 +1,4 @@
+import Foundation
 import Tributary
 
 /// Tributary's own record: the `history --json` change flattened to one line, with the
@@ -13,6 +14,11 @@ import Tributary
 public struct NativeEncoder: RecordEncoder {
     private var json = JSONWriter()
     private var texts = RecordTexts()
+    private var dates = DateTexts()
+    /// The last record's entity and property names, as JSON strings.
+    private var entity = ""
+    private var entityJSON: [UInt8] = []
+    private var names: [(name: String, json: [UInt8])] = []
 
     /// An encoder.
     public init() {}
@@ -45,29 +51,48 @@ public struct NativeEncoder: RecordEncoder {
         if record.position.isSnapshot { buffer.append(0x72) }
         Self.appendDigits(Int64(record.position.index), to: &buffer)
         buffer.append(contentsOf: Self.storeIDKey)
-        JSONWriter.appendString(texts.store, to: &buffer)
+        buffer.append(contentsOf: texts.storeJSON)
         buffer.append(contentsOf: Self.tokenKey)
-        JSONWriter.appendString(texts.token, to: &buffer)
+        buffer.append(contentsOf: texts.tokenJSON)
         buffer.append(contentsOf: Self.indexKey)
         Self.appendDigits(Int64(record.position.index), to: &buffer)
         buffer.append(contentsOf: Self.timestampKey)
-        JSONWriter.appendString(texts.timestamp, to: &buffer)
+        buffer.append(contentsOf: texts.timestampJSON)
         buffer.append(contentsOf: Self.authorKey)
         Self.appendOptional(record.author, to: &buffer)
         buffer.append(contentsOf: Self.contextNameKey)
         Self.appendOptional(record.contextName, to: &buffer)
         buffer.append(contentsOf: Self.entityKey)
-        JSONWriter.appendString(record.entityName, to: &buffer)
+        if record.objectID.entityName != entity {
+            entity = record.objectID.entityName
+            entityJSON = []
+            JSONWriter.appendString(entity, to: &entityJSON)
+        }
+        buffer.append(contentsOf: entityJSON)
         buffer.append(contentsOf: Self.objectIDKey)
         texts.appendURI(record.objectID, to: &buffer)
         buffer.append(contentsOf: record.operation == .create ? Self.insertAfter : Self.readAfter)
-        var first = true
-        for property in record.properties {
-            if !first { buffer.append(0x2C) }
-            first = false
-            JSONWriter.appendString(property.name, to: &buffer)
+        let properties = record.properties
+        for k in properties.indices {
+            if k > 0 { buffer.append(0x2C) }
+            let name = properties[k].name
+            if k < names.count, names[k].name == name {
+                buffer.append(contentsOf: names[k].json)
+            } else {
+                var json: [UInt8] = []
+                JSONWriter.appendString(name, to: &json)
+                buffer.append(contentsOf: json)
+                if k < names.count { names[k] = (name, json) } else if k == names.count, k < 64 { names.append((name, json)) }
+            }
             buffer.append(0x3A)
-            Self.appendValue(property.after ?? .null, to: &buffer)
+            switch properties[k].after {
+            case .date(let date)?:
+                buffer.append(0x22)
+                dates.append(date, to: &buffer)
+                buffer.append(0x22)
+            case let value?: Self.appendValue(value, to: &buffer)
+            case nil: buffer.append(contentsOf: Self.null)
+            }
         }
         buffer.append(contentsOf: Self.end)
     }
@@ -126,5 +151,52 @@ public struct NativeEncoder: RecordEncoder {
             json.value(value)
             buffer.append(contentsOf: json.bytes)
         }
+    }
+}
+
+/// Dates as ``ISO8601/append(_:to:)`` writes them, with the `yyyy-MM-ddT` of the last day
+/// written kept (dates of one export are mostly of a few days): hours, minutes, seconds and
+/// milliseconds by arithmetic instead of `gmtime_r` each time.
+struct DateTexts {
+    private var day = Int64.min
+    private var prefix: [UInt8] = []
+
+    mutating func append(_ date: Date, to buffer: inout [UInt8]) {
+        let seconds = date.timeIntervalSince1970
+        var whole = seconds.rounded(.down)
+        var millis = Int(((seconds - whole) * 1000).rounded())
+        if millis == 1000 { whole += 1; millis = 0 }
+        guard whole.magnitude < 1e11 else { return ISO8601.append(date, to: &buffer) }
+        let w = Int64(whole)
+        let d = w >= 0 ? w / 86_400 : (w - 86_399) / 86_400
+        guard d == day else {
+            let start = buffer.count
+            ISO8601.append(date, to: &buffer)
+            let count = buffer.count - start
+            if (count == 20 || count == 24) && buffer[start + 10] == 0x54 {
+                day = d
+                prefix = Array(buffer[start..<(start + 11)])
+            } else {
+                day = .min
+            }
+            return
+        }
+        buffer.append(contentsOf: prefix)
+        let inDay = Int(w - d * 86_400)
+        func two(_ v: Int) {
+            buffer.append(UInt8(48 + v / 10))
+            buffer.append(UInt8(48 + v % 10))
+        }
+        two(inDay / 3600)
+        buffer.append(0x3A)
+        two(inDay / 60 % 60)
+        buffer.append(0x3A)
+        two(inDay % 60)
+        if millis != 0 {
+            buffer.append(0x2E)
+            buffer.append(UInt8(48 + millis / 100))
+            two(millis % 100)
+        }
+        buffer.append(0x5A)
     }
 }

@@ -22,12 +22,18 @@ struct RecordTexts {
     private(set) var token = ""
     /// The commit time in ISO 8601.
     private(set) var timestamp = ""
+    /// ``store``, ``token`` and ``timestamp`` as JSON strings (quoted, escaped), in UTF-8.
+    private(set) var storeJSON: [UInt8] = []
+    private(set) var tokenJSON: [UInt8] = []
+    private(set) var timestampJSON: [UInt8] = []
 
     /// Makes the texts those of `record`'s transaction.
     mutating func update(for record: StreamRecord) {
         if record.storeID != storeID {
             storeID = record.storeID
             store = record.storeID.lowercasedString
+            storeJSON = []
+            JSONWriter.appendString(store, to: &storeJSON)
             prefixes = [:]
             jsonPrefixes = [:]
             tokenValue = -1
@@ -35,10 +41,14 @@ struct RecordTexts {
         if record.position.token != tokenValue {
             tokenValue = record.position.token
             token = record.token.description
+            tokenJSON = []
+            JSONWriter.appendString(token, to: &tokenJSON)
         }
         if record.timestamp != time {
             time = record.timestamp
             timestamp = ISO8601.string(from: record.timestamp)
+            timestampJSON = []
+            JSONWriter.appendString(timestamp, to: &timestampJSON)
         }
     }
 
