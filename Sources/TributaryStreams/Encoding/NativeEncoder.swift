@@ -14,7 +14,8 @@ import Tributary
 public struct NativeEncoder: RecordEncoder {
     private var json = JSONWriter()
     private var texts = RecordTexts()
-    private var dates = DateTexts()
+    /// Dates by property index (each column's dates tend to share a day).
+    private var dates: [DateTexts] = []
     /// The last record's entity and property names, as JSON strings.
     private var entity = ""
     private var entityJSON: [UInt8] = []
@@ -88,7 +89,12 @@ public struct NativeEncoder: RecordEncoder {
             switch properties[k].after {
             case .date(let date)?:
                 buffer.append(0x22)
-                dates.append(date, to: &buffer)
+                if k < 64 {
+                    while dates.count <= k { dates.append(DateTexts()) }
+                    dates[k].append(date, to: &buffer)
+                } else {
+                    ISO8601.append(date, to: &buffer)
+                }
                 buffer.append(0x22)
             case let value?: Self.appendValue(value, to: &buffer)
             case nil: buffer.append(contentsOf: Self.null)
