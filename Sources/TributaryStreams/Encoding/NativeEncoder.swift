@@ -73,31 +73,32 @@ public struct NativeEncoder: RecordEncoder {
         buffer.append(contentsOf: Self.objectIDKey)
         texts.appendURI(record.objectID, to: &buffer)
         buffer.append(contentsOf: record.operation == .create ? Self.insertAfter : Self.readAfter)
-        let properties = record.properties
-        for k in properties.indices {
-            if k > 0 { buffer.append(0x2C) }
-            let name = properties[k].name
-            if k < names.count, names[k].name == name {
-                buffer.append(contentsOf: names[k].json)
-            } else {
-                var json: [UInt8] = []
-                JSONWriter.appendString(name, to: &json)
-                buffer.append(contentsOf: json)
-                if k < names.count { names[k] = (name, json) } else if k == names.count, k < 64 { names.append((name, json)) }
-            }
-            buffer.append(0x3A)
-            switch properties[k].after {
-            case .date(let date)?:
-                buffer.append(0x22)
-                if k < 64 {
-                    while dates.count <= k { dates.append(DateTexts()) }
-                    dates[k].append(date, to: &buffer)
+        record.properties.withUnsafeBufferPointer { properties in
+            for k in properties.indices {
+                if k > 0 { buffer.append(0x2C) }
+                let name = properties[k].name
+                if k < names.count, names[k].name == name {
+                    buffer.append(contentsOf: names[k].json)
                 } else {
-                    ISO8601.append(date, to: &buffer)
+                    var json: [UInt8] = []
+                    JSONWriter.appendString(name, to: &json)
+                    buffer.append(contentsOf: json)
+                    if k < names.count { names[k] = (name, json) } else if k == names.count, k < 64 { names.append((name, json)) }
                 }
-                buffer.append(0x22)
-            case let value?: Self.appendValue(value, to: &buffer)
-            case nil: buffer.append(contentsOf: Self.null)
+                buffer.append(0x3A)
+                switch properties[k].after {
+                case .date(let date)?:
+                    buffer.append(0x22)
+                    if k < 64 {
+                        while dates.count <= k { dates.append(DateTexts()) }
+                        dates[k].append(date, to: &buffer)
+                    } else {
+                        ISO8601.append(date, to: &buffer)
+                    }
+                    buffer.append(0x22)
+                case let value?: Self.appendValue(value, to: &buffer)
+                case nil: buffer.append(contentsOf: Self.null)
+                }
             }
         }
         buffer.append(contentsOf: Self.end)
