@@ -51,7 +51,7 @@ import Tributary
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.25, using: &random))
+            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.15, using: &random))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 killed += 1

@@ -107,7 +107,11 @@ struct BatchInserter {
     }
 
     /// Inserts or updates rows given as arrays of values in `columns` order.
-    mutating func run(columns: [String], rows: [[AttributeValue]], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+    /// With `primaryKeys` (one per row), each row gets its key, as in the dictionary form.
+    mutating func run(columns: [String], rows: [[AttributeValue]], primaryKeys: [Int64] = [], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+        guard primaryKeys.isEmpty || primaryKeys.count == rows.count else {
+            throw TributaryError(.invalidInput, "\(primaryKeys.count) primary keys for \(rows.count) rows", location: table.name, hint: "give one primary key per row, or none")
+        }
         var result = BatchResult()
         var values = [AttributeValue](repeating: .null, count: columnNames.count)
         // Where each given column goes, and how to check it.
@@ -140,7 +144,8 @@ struct BatchInserter {
         }
         let attributeCount = table.attributes.count
         let types = table.attributes.map(\.type)
-        let statement = try self.statement(mask: mask, on: db)
+        let statement = primaryKeys.isEmpty ? try self.statement(mask: mask, on: db) : try keyedStatement(mask: mask, on: db)
+        let keyIndex = Int32(writtenColumns.count + 1)
         for (row, given) in rows.enumerated() {
             guard given.count == targets.count else {
                 throw TributaryError(.invalidInput, "row has \(given.count) values for \(targets.count) columns", location: validator.place(row), hint: "give one value per column, in order")
@@ -153,7 +158,12 @@ struct BatchInserter {
                     values[index] = try validator.targetKey(value, table.foreignKeys[index - attributeCount], row: row)
                 }
             }
-            try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db)
+            if primaryKeys.isEmpty {
+                try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db)
+            } else {
+                try statement.bind(.integer(primaryKeys[row]), at: keyIndex)
+                try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db, key: primaryKeys[row])
+            }
         }
         return result
     }

@@ -59,7 +59,7 @@ public struct BatchInsertRequest: Sendable {
     public var resultType: BatchResultType = .count
     /// The author and context name recorded with this write's history.
     public var transaction = TransactionMetadata()
-    /// For replicas (stream replay): the primary key of each object, parallel to ``objects``.
+    /// For replicas (stream replay): the primary key of each object, parallel to ``objects`` (or to ``rows`` in the columnar form).
     /// When given, each row gets that key and a row already holding it is updated in place,
     /// so the replica keeps the source's object IDs and applying the same insert twice is harmless.
     ///

@@ -12,7 +12,7 @@ extension PersistentStoreCoordinator {
             if request.columns.isEmpty {
                 return try inserter.run(request.objects, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
             }
-            return try inserter.run(columns: request.columns, rows: request.rows, resultType: request.resultType, on: db)
+            return try inserter.run(columns: request.columns, rows: request.rows, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
         }
     }
 

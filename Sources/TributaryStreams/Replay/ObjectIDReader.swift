@@ -11,6 +11,30 @@ import Tributary
 /// ```
 final class ObjectIDReader {
     private var prefixes: [Substring: (storeID: UUID, entity: String)] = [:]
+    private var lastPrefix: [UInt8] = []
+    private var last: (storeID: UUID, entity: String)?
+
+    /// The object ID of the URI in `bytes` (UTF-8), nil when it is not one: as ``read(_:)``,
+    /// without making a string when the prefix is the previous one's.
+    func read(_ bytes: ArraySlice<UInt8>) -> ObjectID? {
+        if let slash = bytes.lastIndex(of: 0x2F), let last, bytes.endIndex - slash > 2, bytes.endIndex - slash <= 20, bytes[slash + 1] == 0x70,
+           sameBytes(bytes[..<slash], lastPrefix) {
+            var key: Int64 = 0
+            var digits = true
+            for c in bytes[(slash + 2)...] {
+                guard c >= 0x30, c <= 0x39 else { digits = false; break }
+                key = key * 10 + Int64(c - 0x30)
+            }
+            if digits { return ObjectID(storeID: last.storeID, entityName: last.entity, primaryKey: key) }
+        }
+        let uri = String(decoding: bytes, as: UTF8.self)
+        guard let id = read(uri) else { return nil }
+        if let slash = bytes.lastIndex(of: 0x2F) {
+            lastPrefix = Array(bytes[..<slash])
+            last = (id.storeID, id.entityName)
+        }
+        return id
+    }
 
     /// The object ID of `uri`, nil when it is not one.
     func read(_ uri: String) -> ObjectID? {

@@ -8,10 +8,10 @@ import Tributary
 /// let value = try RecordJSONParser.parse(ArraySlice("{\"a\":[1,2.5,null]}".utf8))
 /// ```
 public struct RecordJSONParser {
-    private let bytes: ArraySlice<UInt8>
-    private var i: Int
+    let bytes: ArraySlice<UInt8>
+    var i: Int
 
-    private init(_ bytes: ArraySlice<UInt8>) {
+    init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
         i = bytes.startIndex
     }
@@ -25,15 +25,15 @@ public struct RecordJSONParser {
         return value
     }
 
-    private func fail(_ what: String) -> TributaryError {
+    func fail(_ what: String) -> TributaryError {
         TributaryError(.damagedStream, "a record is not valid JSON (\(what) at byte \(i - bytes.startIndex))")
     }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while i < bytes.endIndex, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
     }
 
-    private mutating func value(depth: Int) throws -> JSONValue {
+    mutating func value(depth: Int) throws -> JSONValue {
         guard depth < 64 else { throw fail("nesting too deep") }
         skipSpace()
         guard i < bytes.endIndex else { throw fail("unexpected end") }
@@ -78,14 +78,14 @@ public struct RecordJSONParser {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws {
+    mutating func literal(_ word: StaticString) throws {
         let count = word.utf8CodeUnitCount
         guard bytes.endIndex - i >= count else { throw fail("unexpected end") }
         for k in 0..<count where bytes[i + k] != word.utf8Start[k] { throw fail("unknown literal") }
         i += count
     }
 
-    private mutating func number() throws -> JSONValue {
+    mutating func number() throws -> JSONValue {
         let start = i
         var isInteger = true
         if i < bytes.endIndex, bytes[i] == 0x2D { i += 1 }
@@ -102,7 +102,7 @@ public struct RecordJSONParser {
         return .double(double)
     }
 
-    private mutating func string() throws -> String {
+    mutating func string() throws -> String {
         i += 1 // opening quote
         let start = i
         // Fast path: no escapes.

@@ -67,7 +67,7 @@ struct ReplayApplier {
         let entity = first.entityName
         switch first.operation {
         case .create, .read:
-            var request = BatchInsertRequest(entityName: entity, objects: pending.map(written))
+            var request = columnarInsert(entity) ?? BatchInsertRequest(entityName: entity, objects: pending.map(written))
             request.primaryKeys = pending.map(\.primaryKey)
             request.transaction = transaction
             try coordinator.execute(request)
@@ -91,6 +91,23 @@ struct ReplayApplier {
         }
         pending.removeAll(keepingCapacity: true)
         appliedThrough = pendingLast
+    }
+
+    /// The pending inserts as one columnar request, when they are all in column form with the
+    /// same attributes given, every required one among them (so that both forms would fail
+    /// alike): no dictionary per row.
+    private func columnarInsert(_ entity: String) -> BatchInsertRequest? {
+        guard let layout = pending.first?.layout else { return nil }
+        let given = pending[0].given
+        guard given & layout.required == layout.required, pending.allSatisfy({ $0.layout === layout && $0.given == given }) else { return nil }
+        let columns = layout.names.indices.filter { given & ~layout.derived & (1 << UInt64($0)) != 0 }
+        let rows: [[AttributeValue]]
+        if columns.count == layout.names.count {
+            rows = pending.map(\.row)
+        } else {
+            rows = pending.map { change in columns.map { change.row[$0] } }
+        }
+        return BatchInsertRequest(entityName: entity, columns: columns.map { layout.names[$0] }, rows: rows)
     }
 
     /// Applies many-to-many link changes (to-many sides of one-to-many links are replayed

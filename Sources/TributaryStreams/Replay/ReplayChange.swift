@@ -20,7 +20,27 @@ public struct ReplayChange: Sendable {
     /// The commit time.
     public var timestamp: Date?
     /// Attribute and to-one values after the change (inserts, reads, updates).
-    public var values: [String: AttributeValue] = [:]
+    public var values: [String: AttributeValue] {
+        get {
+            guard let layout else { return storedValues }
+            var values: [String: AttributeValue] = [:]
+            for (c, name) in layout.names.enumerated() where given & (1 << UInt64(c)) != 0 { values[name] = row[c] }
+            return values
+        }
+        set {
+            storedValues = newValue
+            layout = nil
+            row = []
+            given = 0
+        }
+    }
+    /// The values when they are not in column form.
+    var storedValues: [String: AttributeValue] = [:]
+    /// The column form of an insert's or read's attribute values (the fast path of native
+    /// records): `row` holds one value per attribute of `layout`, `given` which are set.
+    private(set) var layout: ReplayLayout?
+    private(set) var row: [AttributeValue] = []
+    private(set) var given: UInt64 = 0
     /// To-many links added, by relationship.
     public var added: [String: [ObjectID]] = [:]
     /// To-many links removed, by relationship.
@@ -28,11 +48,28 @@ public struct ReplayChange: Sendable {
 
     /// Parses a record line of `format`, converting values to `model`'s attribute types.
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
-        try self.init(line: line, format: format, model: model, ids: ObjectIDReader())
+        try self.init(line: line, format: format, model: model, ids: ObjectIDReader(), native: NativeRecordReader())
     }
 
-    /// Parses a record, reading object IDs through `ids` (which remembers URI prefixes across records).
-    init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel, ids: ObjectIDReader) throws {
+    /// A change in column form (see ``NativeRecordReader``).
+    init(operation: StreamOperation, primaryKey: Int64, token: Int64, timestamp: Date?, layout: ReplayLayout, row: [AttributeValue], given: UInt64) {
+        self.operation = operation
+        entityName = layout.entityName
+        self.primaryKey = primaryKey
+        self.token = token
+        self.timestamp = timestamp
+        self.layout = layout
+        self.row = row
+        self.given = given
+    }
+
+    /// Parses a record, reading object IDs through `ids` (which remembers URI prefixes across
+    /// records); native inserts and reads go through `native`'s fast path when given.
+    init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel, ids: ObjectIDReader, native: NativeRecordReader? = nil) throws {
+        if format == .native, let native, let change = native.change(line, model: model, ids: ids) {
+            self = change
+            return
+        }
         guard case .object(let top) = try RecordJSONParser.parse(line) else { throw Self.bad("a record is not a JSON object") }
         switch format {
         case .native: try self.init(native: top, model: model, ids: ids)
@@ -108,13 +145,13 @@ public struct ReplayChange: Sendable {
 
     private mutating func set(_ name: String, _ value: JSONValue, entity: EntityDescription, ids: ObjectIDReader) throws {
         if let attribute = entity.attribute(named: name) {
-            values[name] = try Self.convert(value, to: attribute.type, name: name)
+            storedValues[name] = try Self.convert(value, to: attribute.type, name: name)
         } else if let relationship = entity.relationship(named: name), !relationship.isToMany {
             switch value {
-            case .null: values[name] = .null
+            case .null: storedValues[name] = .null
             case .string(let uri):
                 guard let id = ids.read(uri) else { throw Self.bad("'\(name)' is not an object ID: \(uri)") }
-                values[name] = .objectID(id)
+                storedValues[name] = .objectID(id)
             default: throw Self.bad("'\(name)' is not an object ID")
             }
         } else {

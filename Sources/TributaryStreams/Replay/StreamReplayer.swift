@@ -113,6 +113,7 @@ public struct StreamReplayer {
         var summary = Summary()
         var stopped = false
         let ids = ObjectIDReader()
+        let native = NativeRecordReader()
         var lastSave = ContinuousClock.now
         for segment in manifest.segments where !stopped {
             if let resumeAfter, segment.last <= resumeAfter { continue }
@@ -120,7 +121,7 @@ public struct StreamReplayer {
             let start = resumeAfter.map { reader.frame(containing: $0) } ?? 0
             try reader.forEachRecord(fromFrame: start) { line, position in
                 if let resumeAfter, position <= resumeAfter { return true }
-                let change = try ReplayChange(line: line, format: manifest.format, model: model, ids: ids)
+                let change = try ReplayChange(line: line, format: manifest.format, model: model, ids: ids, native: native)
                 if !position.isSnapshot {
                     switch limit {
                     case .token(let token)? where position.token > token.value: stopped = true

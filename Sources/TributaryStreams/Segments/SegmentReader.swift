@@ -117,7 +117,9 @@ public struct SegmentReader {
 enum RecordPosition {
     static func extract(_ line: ArraySlice<UInt8>, format: StreamFormat) -> StreamPosition? {
         switch format {
-        case .native: return stringField(line, after: Array(#"{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
+        case .native:
+            if let position = nativePosition(line) { return position }
+            return stringField(line, after: Array(#"{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
         case .cloudevents: return stringField(line, after: Array(#""data":{"position":""#.utf8)).flatMap { try? StreamPosition(parsing: $0) }
         case .debezium:
             guard let parsed: JSONValue = try? RecordJSONParser.parse(line), case .object(let record) = parsed,
@@ -128,6 +130,33 @@ enum RecordPosition {
             let isSnapshot = record["op"] == JSONValue.string("r")
             return StreamPosition(token: value, index: Int(index), isSnapshot: isSnapshot)
         }
+    }
+
+    private static let nativeMarker = Array(#"{"position":""#.utf8)
+
+    /// The position of a native record that starts with its usual `{"position":"TOKEN.[r]INDEX"`,
+    /// read from the bytes; nil for any other shape (the general path then reads it).
+    private static func nativePosition(_ line: ArraySlice<UInt8>) -> StreamPosition? {
+        let marker = nativeMarker
+        guard line.count > marker.count + 3, line.prefix(marker.count).elementsEqual(marker) else { return nil }
+        var i = line.startIndex + marker.count
+        func digits() -> Int64? {
+            var value: Int64 = 0
+            var count = 0
+            while i < line.endIndex, line[i] >= 0x30, line[i] <= 0x39 {
+                guard count < 18 else { return nil }
+                value = value * 10 + Int64(line[i] - 0x30)
+                count += 1
+                i += 1
+            }
+            return count > 0 ? value : nil
+        }
+        guard let token = digits(), i < line.endIndex, line[i] == 0x2E else { return nil }
+        i += 1
+        let snapshot = i < line.endIndex && line[i] == 0x72
+        if snapshot { i += 1 }
+        guard let index = digits(), i < line.endIndex, line[i] == 0x22 else { return nil }
+        return StreamPosition(token: token, index: Int(index), isSnapshot: snapshot)
     }
 
     private static func stringField(_ line: ArraySlice<UInt8>, after marker: [UInt8]) -> String? {

@@ -3,9 +3,10 @@ import Tributary
 
 /// Writes one segment: encoded records go into zstd frames of at most `recordsPerFrame`
 /// records, each compressed independently (content checksum on) and appended to the
-/// directory's temporary segment file as it fills; ``finish(previous:)`` adds the frame
-/// index and seek table, fsyncs, and renames the file to its name from its first and last
-/// position. Memory stays bounded by one frame.
+/// directory's temporary segment file as it fills (through a buffer of compressed frames of
+/// at most 256 KB, so that small frames do not cost a system call each); ``finish(previous:)``
+/// adds the frame index and seek table, fsyncs, and renames the file to its name from its
+/// first and last position. Memory stays bounded by one frame and that buffer.
 ///
 /// ```swift
 /// let writer = try SegmentWriter(directory: dir, encoder: try ZstdFrameEncoder(), recordsPerFrame: 64)
@@ -26,6 +27,9 @@ public final class SegmentWriter {
     private var frameRecords = 0
     private var frameFirst: StreamPosition?
     private var compressed: [UInt8] = []
+    /// Compressed bytes not yet written to the file.
+    private var output: [UInt8] = []
+    private let temporaryURL: URL
     private var frames: [SegmentFooter.Frame] = []
     private var hash = SHA256()
     private var finished = false
@@ -48,6 +52,7 @@ public final class SegmentWriter {
         self.encoder = encoder
         self.recordsPerFrame = max(1, recordsPerFrame)
         let url = directory.appendingPathComponent(Self.temporaryName)
+        temporaryURL = url
         fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw DurableFile.failure("cannot create", url) }
     }
@@ -85,9 +90,16 @@ public final class SegmentWriter {
     }
 
     private func writeOut(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try DurableFile.writeAll(fd, $0, url: directory.appendingPathComponent(Self.temporaryName)) }
+        output += bytes
         hash.update(bytes)
         written += bytes.count
+        if output.count >= 1 << 18 { try flushOutput() }
+    }
+
+    private func flushOutput() throws {
+        guard !output.isEmpty else { return }
+        try output.withUnsafeBytes { try DurableFile.writeAll(fd, $0, url: temporaryURL) }
+        output.removeAll(keepingCapacity: true)
     }
 
     /// Completes the segment: the last frame, the footer, fsync, rename. Returns its manifest entry.
@@ -95,7 +107,8 @@ public final class SegmentWriter {
         precondition(!finished && records > 0, "finish a segment once, after appending records")
         try flushFrame()
         try writeOut(SegmentFooter.encode(frames))
-        let temporary = directory.appendingPathComponent(Self.temporaryName)
+        try flushOutput()
+        let temporary = temporaryURL
         guard fsync(fd) == 0 else { throw DurableFile.failure("cannot fsync", temporary) }
         let name = Self.name(first: first!, last: last!)
         try DurableFile.rename(temporary, to: directory.appendingPathComponent(name))
