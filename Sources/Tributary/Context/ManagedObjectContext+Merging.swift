@@ -58,11 +58,11 @@ extension ManagedObjectContext {
             let changed = object.changedSlots
             let current = object.values
             let links = object.linkStates
-            let keep = shouldDeleteInaccessibleFaultsUnlocked
+            let keep = deleteInaccessibleValue
             object.isFaultState = true
             do {
-                setDeleteInaccessibleFaults(true)
-                defer { setDeleteInaccessibleFaults(keep) }
+                deleteInaccessibleValue = true
+                defer { deleteInaccessibleValue = keep }
                 try fireFault(object)
             } catch {
                 object.isFaultState = false
@@ -213,7 +213,4 @@ extension ManagedObjectContext {
             }
         }
     }
-
-    var shouldDeleteInaccessibleFaultsUnlocked: Bool { shouldDeleteInaccessibleFaults }
-    func setDeleteInaccessibleFaults(_ value: Bool) { shouldDeleteInaccessibleFaults = value }
 }

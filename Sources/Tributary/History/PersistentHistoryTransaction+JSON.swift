@@ -37,51 +37,69 @@ extension PersistentHistoryChange {
             o.field("entity", entityName)
             o.field("objectID", .objectID(changedObjectID))
             o.field("type", changeType.rawValue)
-            switch changeType {
-            case .insert:
-                o.key("after")
-                o.object { values in
-                    for property in properties where !property.isMembershipChange { values.field(property.name, property.after ?? .null) }
+            Self.writeValues(properties, of: changeType, omittingExcludedValues: false, to: &o)
+        }
+    }
+
+    /// Writes a change's values into the open object `o`, as `history --json` and the
+    /// change-stream encodings do: `after` and `relationships` (insert), `updatedProperties`
+    /// with `before` and `after` (update) or `before` (delete), and the names of properties
+    /// whose values history leaves out as `excluded` (except for updates, which mark them
+    /// in place). `omittingExcludedValues` leaves those out of `after` instead of writing null.
+    ///
+    /// ```swift
+    /// json.object { o in PersistentHistoryChange.writeValues(change.properties, of: .update, omittingExcludedValues: false, to: &o) }
+    /// ```
+    public static func writeValues(_ properties: [PropertyChange], of changeType: PersistentHistoryChangeType, omittingExcludedValues: Bool, to o: inout JSONWriter) {
+        switch changeType {
+        case .insert:
+            o.key("after")
+            o.object { values in
+                for property in properties where !property.isMembershipChange && !(omittingExcludedValues && property.isValueExcluded) {
+                    values.field(property.name, property.after ?? .null)
                 }
-                let memberships = properties.filter(\.isMembershipChange)
-                if !memberships.isEmpty {
-                    o.key("relationships")
-                    o.object { r in for property in memberships { Self.writeMembership(property, to: &r) } }
-                }
-            case .update:
-                o.key("updatedProperties")
-                o.object { values in
-                    for property in properties {
-                        if property.isMembershipChange {
-                            Self.writeMembership(property, to: &values)
-                        } else {
-                            values.key(property.name)
-                            values.object { v in
-                                if property.isValueExcluded {
-                                    v.field("excluded", .bool(true))
-                                } else {
-                                    v.field("before", property.before ?? .null)
-                                    v.field("after", property.after ?? .null)
-                                }
+            }
+            if properties.contains(where: \.isMembershipChange) {
+                o.key("relationships")
+                o.object { r in for property in properties where property.isMembershipChange { writeMembership(property, to: &r) } }
+            }
+        case .update:
+            o.key("updatedProperties")
+            o.object { values in
+                for property in properties {
+                    if property.isMembershipChange {
+                        writeMembership(property, to: &values)
+                    } else {
+                        values.key(property.name)
+                        values.object { v in
+                            if property.isValueExcluded {
+                                v.field("excluded", .bool(true))
+                            } else {
+                                v.field("before", property.before ?? .null)
+                                v.field("after", property.after ?? .null)
                             }
                         }
                     }
                 }
-            case .delete:
-                o.key("before")
-                o.object { values in
-                    for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.before ?? .null) }
-                }
             }
-            let excluded = properties.filter(\.isValueExcluded).map(\.name)
-            if !excluded.isEmpty, changeType != .update {
-                o.key("excluded")
-                o.value(.array(excluded.map { .string($0) }))
+        case .delete:
+            o.key("before")
+            o.object { values in
+                for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.before ?? .null) }
             }
+        }
+        if changeType != .update, properties.contains(where: \.isValueExcluded) {
+            o.key("excluded")
+            o.value(.array(properties.filter(\.isValueExcluded).map { .string($0.name) }))
         }
     }
 
-    private static func writeMembership(_ property: PropertyChange, to json: inout JSONWriter) {
+    /// Writes a to-many membership change as `"name": {"added": […], "removed": […]}`.
+    ///
+    /// ```swift
+    /// json.object { o in PersistentHistoryChange.writeMembership(property, to: &o) }
+    /// ```
+    public static func writeMembership(_ property: PropertyChange, to json: inout JSONWriter) {
         json.key(property.name)
         json.object { m in
             m.field("added", .array(property.added.map { .objectID($0) }))

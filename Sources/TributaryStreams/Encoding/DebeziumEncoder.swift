@@ -55,7 +55,7 @@ public struct DebeziumEncoder: RecordEncoder {
                     for property in properties where !property.isValueExcluded {
                         if property.isMembershipChange {
                             if record.operation == .update {
-                                RecordBody.writeMembership(property, to: &row)
+                                PersistentHistoryChange.writeMembership(property, to: &row)
                             } else {
                                 row.field(property.name, .array(property.added.map { .objectID($0) }))
                             }

@@ -55,54 +55,13 @@ enum RecordBody {
         o.field("entity", record.entityName)
         o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
-        let properties = record.properties
+        let type: PersistentHistoryChangeType
         switch record.operation {
-        case .create, .read:
-            o.key("after")
-            o.object { values in
-                for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.after ?? .null) }
-            }
-            if properties.contains(where: \.isMembershipChange) {
-                o.key("relationships")
-                o.object { r in for property in properties where property.isMembershipChange { writeMembership(property, to: &r) } }
-            }
-        case .update:
-            o.key("updatedProperties")
-            o.object { values in
-                for property in properties {
-                    if property.isMembershipChange {
-                        writeMembership(property, to: &values)
-                    } else {
-                        values.key(property.name)
-                        values.object { v in
-                            if property.isValueExcluded {
-                                v.field("excluded", .bool(true))
-                            } else {
-                                v.field("before", property.before ?? .null)
-                                v.field("after", property.after ?? .null)
-                            }
-                        }
-                    }
-                }
-            }
-        case .delete:
-            o.key("before")
-            o.object { values in
-                for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.before ?? .null) }
-            }
+        case .create, .read: type = .insert
+        case .update: type = .update
+        case .delete: type = .delete
         }
-        if record.operation != .update, properties.contains(where: \.isValueExcluded) {
-            o.key("excluded")
-            o.value(.array(properties.filter(\.isValueExcluded).map { .string($0.name) }))
-        }
-    }
-
-    static func writeMembership(_ property: PropertyChange, to json: inout JSONWriter) {
-        json.key(property.name)
-        json.object { m in
-            m.field("added", .array(property.added.map { .objectID($0) }))
-            m.field("removed", .array(property.removed.map { .objectID($0) }))
-        }
+        PersistentHistoryChange.writeValues(record.properties, of: type, omittingExcludedValues: true, to: &o)
     }
 
     /// Writes the transaction's fields: token, index, timestamp, author, context name.
