@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Tributary", targets: ["Tributary"]),
         .library(name: "TributaryStreams", targets: ["TributaryStreams"]),
         .library(name: "TributaryPipeline", targets: ["TributaryPipeline"]),
+        // Real servers on loopback for tests and benchmarks (nats-server, redis-server, postgres).
+        .library(name: "TributaryTestSupport", targets: ["TributaryTestSupport"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
     dependencies: [
@@ -17,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +31,18 @@ let package = Package(
             name: "CZstd",
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
+        ),
+        // The server sinks' C clients: nats.c (JetStream) and hiredis.
+        .systemLibrary(
+            name: "CNats",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
+        .systemLibrary(
+            name: "CHiredis",
+            // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a
+            // warning; the header needs no flags and the module map links the library.
+            providers: [.apt(["libhiredis-dev"])]
         ),
         .target(
             name: "Tributary",
@@ -51,8 +66,12 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "CNats",
+                "CHiredis",
             ]
         ),
+        .target(name: "TributaryTestSupport"),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
@@ -81,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "TributaryPipelineTests",
             dependencies: [
-                "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI",
+                "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI", "TributaryTestSupport",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),

@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "Tributary", package: "Tributary"),
                 .product(name: "TributaryStreams", package: "Tributary"),
                 .product(name: "TributaryPipeline", package: "Tributary"),
+                .product(name: "TributaryTestSupport", package: "Tributary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+
+/// Free TCP ports on loopback.
+///
+/// ```swift
+/// let port = try FreePort.next()
+/// ```
+public enum FreePort {
+    /// A port nothing listens on now (the kernel's choice for port 0), distinct from the
+    /// ports this process handed out before.
+    public static func next() throws -> Int {
+        for _ in 0..<50 {
+            let port = try kernelChoice()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        throw LocalServerError("no free loopback port")
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
+    public static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// Connects to 127.0.0.1:`port`, sends `text` and closes (for a server's shutdown command).
+    public static func send(_ text: String, to port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var address = loopback(port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return }
+        _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
+        var byte: UInt8 = 0
+        _ = recv(fd, &byte, 1, 0)   // the server closes the connection as it shuts down
+    }
+
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    private static func kernelChoice() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LocalServerError("socket failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = loopback(0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw LocalServerError("bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func loopback(_ port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
