@@ -6,7 +6,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= $(CURDIR)/demo-output
 
-.PHONY: bootstrap build demo test bench clean
+.PHONY: bootstrap build demo test bench docs clean
 
 bootstrap:
 	@./scripts/bootstrap
@@ -26,6 +26,10 @@ test: bootstrap
 
 bench: bootstrap
 	$(SWIFT) run -c release --package-path Benchmarks TributaryBenchmarks $(BENCH)
+
+# The DocC catalogs of the three libraries; any DocC warning fails.
+docs: bootstrap
+	$(SWIFT) package --disable-sandbox generate-documentation --target Tributary --target TributaryStreams --target TributaryPipeline --warnings-as-errors --output-path .build/docs
 
 clean:
 	rm -rf .build .build-tsan Benchmarks/.build $(DEMO_DIR)
