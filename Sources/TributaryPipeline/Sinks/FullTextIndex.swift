@@ -4,7 +4,10 @@ import TributaryStreams
 
 /// A SQLite FTS5 full-text index of chosen attributes per entity, with the positions of the
 /// pipelines that feed it: one document per object (its attributes' text, one per line),
-/// searched with bm25 ranking and `snippet()`.
+/// searched with bm25 ranking and `snippet()`. One FTS5 table holds every document, its
+/// indexed attributes in columns `f0`… in the order the pipeline lists them and its rowid
+/// derived from the object's primary key and entity, so inserting, updating one attribute
+/// or deleting a document is one statement.
 ///
 /// ```swift
 /// let index = try FullTextIndex(path: "out/search.sqlite")
@@ -36,8 +39,18 @@ public final class FullTextIndex {
     /// The index file's path.
     public let path: String
     let connection: Connection
+    /// The attribute columns of the FTS5 table: an entity's indexed attributes fill
+    /// `f0`, `f1`, … in the order the pipeline lists them.
+    static let columns = 8
+    /// Each entity's slot: a document's rowid is `primaryKey × 64 + slot`, so one row per
+    /// object needs no lookup table.
+    private var slots: [String: Int64] = [:]
 
     /// Opens (creating when `create`) the index at `path`.
+    ///
+    /// ```swift
+    /// let index = try FullTextIndex(path: "out/search.sqlite", create: false)
+    /// ```
     public init(path: String, create: Bool = true) throws {
         self.path = path
         guard create || FileManager.default.fileExists(atPath: path) else {
@@ -49,30 +62,33 @@ public final class FullTextIndex {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
             if create {
+                let fields = (0..<Self.columns).map { "f\($0)" }.joined(separator: ", ")
                 try connection.execute("""
-                    CREATE TABLE IF NOT EXISTS tributary_index_documents(docid INTEGER PRIMARY KEY, object TEXT NOT NULL UNIQUE, entity TEXT NOT NULL);
-                    CREATE TABLE IF NOT EXISTS tributary_index_values(docid INTEGER NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (docid, name)) WITHOUT ROWID;
-                    CREATE VIRTUAL TABLE IF NOT EXISTS tributary_index_fts USING fts5(content, tokenize = 'unicode61 remove_diacritics 2');
+                    CREATE VIRTUAL TABLE IF NOT EXISTS tributary_fts USING fts5(entity UNINDEXED, object UNINDEXED, \(fields), tokenize = 'unicode61 remove_diacritics 2');
+                    CREATE TABLE IF NOT EXISTS tributary_fts_entities(slot INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE);
                     CREATE TABLE IF NOT EXISTS tributary_index_positions(pipeline TEXT PRIMARY KEY, position TEXT NOT NULL);
                     """)
             }
-            _ = try connection.scalar("SELECT count(*) FROM tributary_index_documents")
+            _ = try connection.scalar("SELECT count(*) FROM tributary_fts_entities")
+            let statement = try connection.makeStatement("SELECT slot, entity FROM tributary_fts_entities")
+            while try statement.step() { slots[statement.string(at: 1)] = statement.int64(at: 0) }
         } catch let error as SQLiteError {
-            throw TributaryError(.invalidInput, "not a full-text index (\(error.message))", location: path, hint: "give the path an fts sink writes")
+            throw TributaryError(.invalidInput, "not a full-text index of this version (\(error.message))", location: path,
+                                 hint: "give the path an fts sink writes; an index made by an older Tributary is rebuilt by deleting it and running the pipeline with a new consumer")
         }
     }
 
-    /// Searches with an FTS5 query (`swift linux`, `"exact phrase"`, `swi*`, `a OR b`, `NOT c`), best first.
+    /// Searches with an FTS5 query (`swift linux`, `"exact phrase"`, `swi*`, `swift OR
+    /// linux`), best match first.
     ///
     /// ```swift
-    /// let hits = try index.search("swift*", limit: 10)
+    /// let hits = try index.search("swift NOT linux")
     /// ```
     public func search(_ query: String, limit: Int = 10) throws -> [Hit] {
         do {
             let statement = try connection.makeStatement("""
-                SELECT d.object, d.entity, bm25(tributary_index_fts) AS rank, snippet(tributary_index_fts, 0, '[', ']', '…', 12)
-                FROM tributary_index_fts JOIN tributary_index_documents d ON d.docid = tributary_index_fts.rowid
-                WHERE tributary_index_fts MATCH ? ORDER BY rank LIMIT ?
+                SELECT object, entity, bm25(tributary_fts) AS rank, snippet(tributary_fts, -1, '[', ']', '…', 12)
+                FROM tributary_fts WHERE tributary_fts MATCH ? ORDER BY rank LIMIT ?
                 """)
             try statement.bind([.string(query), .integer(Int64(limit))])
             var hits: [Hit] = []
@@ -86,13 +102,19 @@ public final class FullTextIndex {
         }
     }
 
-    /// Every document, by object URI (for tests and comparisons).
+    /// Every document, ordered by object URI (for comparisons and tests).
+    ///
+    /// ```swift
+    /// let documents = try index.documents()
+    /// ```
     public func documents() throws -> [Document] {
-        let statement = try connection.makeStatement("""
-            SELECT d.object, d.entity, f.content FROM tributary_index_documents d JOIN tributary_index_fts f ON f.rowid = d.docid ORDER BY d.object
-            """)
+        let fields = (0..<Self.columns).map { "f\($0)" }.joined(separator: ", ")
+        let statement = try connection.makeStatement("SELECT object, entity, \(fields) FROM tributary_fts ORDER BY object")
         var documents: [Document] = []
-        while try statement.step() { documents.append(Document(object: statement.string(at: 0), entity: statement.string(at: 1), content: statement.string(at: 2))) }
+        while try statement.step() {
+            let texts = (0..<Self.columns).compactMap { statement.optionalString(at: 2 + $0) }
+            documents.append(Document(object: statement.string(at: 0), entity: statement.string(at: 1), content: texts.joined(separator: "\n")))
+        }
         return documents
     }
 
@@ -121,46 +143,52 @@ public final class FullTextIndex {
         }
     }
 
+    /// Checks that `entities` fit the index: at most ``columns`` attributes each.
+    static func validate(_ entities: [String: [String]], sink: String) throws {
+        for (entity, attributes) in entities where attributes.count > columns {
+            throw TributaryError(.invalidInput, "entity \(entity) lists \(attributes.count) attributes; an index takes at most \(columns)", location: "sink \(sink)",
+                                 hint: "index at most \(columns) attributes per entity")
+        }
+    }
+
+    /// The entity's slot, given one on first use (inside the caller's transaction).
+    private func slot(of entity: String) throws -> Int64 {
+        if let slot = slots[entity] { return slot }
+        let slot = Int64(slots.count)
+        guard slot < 64 else {
+            throw TributaryError(.invalidInput, "an index holds at most 64 entities", location: path, hint: "index fewer entities, or use one index per group of entities")
+        }
+        try connection.execute("INSERT INTO tributary_fts_entities(slot, entity) VALUES (?, ?)", [.integer(slot), .string(entity)])
+        slots[entity] = slot
+        return slot
+    }
+
     private func apply(_ record: StreamRecord, attributes: [String]) throws {
-        let object = record.objectID.uriRepresentation
-        let existing = try connection.scalar("SELECT docid FROM tributary_index_documents WHERE object = ?", [.string(object)])?.integerValue
+        let rowid = record.objectID.primaryKey * 64 + (try slot(of: record.entityName))
         if record.operation == .delete {
-            guard let docid = existing else { return }
-            try connection.execute("DELETE FROM tributary_index_fts WHERE rowid = ?", [.integer(docid)])
-            try connection.execute("DELETE FROM tributary_index_values WHERE docid = ?", [.integer(docid)])
-            try connection.execute("DELETE FROM tributary_index_documents WHERE docid = ?", [.integer(docid)])
+            try connection.execute("DELETE FROM tributary_fts WHERE rowid = ?", [.integer(rowid)])
             return
         }
-        guard let docid = existing else {
-            // A new document: its text comes from the record alone.
-            try connection.execute("INSERT INTO tributary_index_documents(object, entity) VALUES (?, ?)", [.string(object), .string(record.entityName)])
-            let docid = try connection.scalar("SELECT last_insert_rowid()")?.integerValue ?? 0
-            var texts: [String: String] = [:]
-            for property in record.properties where attributes.contains(property.name) && !property.isMembershipChange && !property.isValueExcluded {
-                guard let value = property.after, !value.isNull else { continue }
-                let text = value.stringValue ?? value.description
-                texts[property.name] = text
-                try connection.execute("INSERT INTO tributary_index_values(docid, name, value) VALUES (?, ?, ?)", [.integer(docid), .string(property.name), .string(text)])
-            }
-            try connection.execute("INSERT INTO tributary_index_fts(rowid, content) VALUES (?, ?)", [.integer(docid), .string(attributes.compactMap { texts[$0] }.joined(separator: "\n"))])
-            return
+        var values = [AttributeValue](repeating: .null, count: attributes.count)
+        var changed = [Bool](repeating: false, count: attributes.count)
+        for property in record.properties where !property.isMembershipChange && !property.isValueExcluded {
+            guard let column = attributes.firstIndex(of: property.name) else { continue }
+            changed[column] = true
+            if let value = property.after, !value.isNull { values[column] = .string(value.stringValue ?? value.description) }
         }
-        for property in record.properties where attributes.contains(property.name) && !property.isMembershipChange && !property.isValueExcluded {
-            let value = property.after ?? .null
-            if value.isNull {
-                try connection.execute("DELETE FROM tributary_index_values WHERE docid = ? AND name = ?", [.integer(docid), .string(property.name)])
-            } else {
-                try connection.execute("INSERT INTO tributary_index_values(docid, name, value) VALUES (?, ?, ?) ON CONFLICT(docid, name) DO UPDATE SET value = excluded.value",
-                                       [.integer(docid), .string(property.name), .string(value.stringValue ?? value.description)])
-            }
+        if record.operation == .update {
+            // Only the changed attributes; the other columns keep their text.
+            let columns = changed.indices.filter { changed[$0] }
+            guard !columns.isEmpty else { return }
+            try connection.execute("UPDATE tributary_fts SET \(columns.map { "f\($0) = ?" }.joined(separator: ", ")) WHERE rowid = ?",
+                                   columns.map { values[$0] } + [.integer(rowid)])
+            if connection.changes > 0 { return }
+            // An object the index has not seen (its insert came before the pipeline began):
+            // a new document from the values the record carries.
         }
-        var texts: [String: String] = [:]
-        let statement = try connection.cachedStatement("SELECT name, value FROM tributary_index_values WHERE docid = ?")
-        try statement.bind([.integer(docid)])
-        while try statement.step() { texts[statement.string(at: 0)] = statement.string(at: 1) }
-        statement.reset()
-        let content = attributes.compactMap { texts[$0] }.joined(separator: "\n")
-        try connection.execute("DELETE FROM tributary_index_fts WHERE rowid = ?", [.integer(docid)])
-        try connection.execute("INSERT INTO tributary_index_fts(rowid, content) VALUES (?, ?)", [.integer(docid), .string(content)])
+        let fields = attributes.indices.map { "f\($0)" }.joined(separator: ", ")
+        let marks = Array(repeating: "?", count: attributes.count).joined(separator: ", ")
+        try connection.execute("INSERT OR REPLACE INTO tributary_fts(rowid, entity, object, \(fields)) VALUES (?, ?, ?, \(marks))",
+                               [.integer(rowid), .string(record.entityName), .string(record.objectID.uriRepresentation)] + values)
     }
 }

@@ -26,6 +26,7 @@ public final class FullTextIndexSink: Sink {
 
     public func open(_ context: SinkContext) async throws -> StreamPosition? {
         try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FullTextIndex.validate(entities, sink: name)
         let index = try FullTextIndex(path: path)
         self.index = index
         pipeline = context.pipeline

@@ -1,7 +1,7 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 import Tributary
 import TributaryStreams
 
@@ -9,7 +9,8 @@ import TributaryStreams
 /// batch by its first and last event ID, and each record's event ID as its `id`. A 2xx answer
 /// is success; 429, 5xx and connection failures are `sinkUnavailable` (retried with
 /// backoff); any other answer is `sinkRejected` with the response, for `on_error`. The bearer
-/// token comes from an environment variable or a file, and appears in no error.
+/// token comes from an environment variable or a file, and appears in no error. Requests go
+/// through AsyncHTTPClient's shared client (SwiftNIO, keep-alive connections, TLS).
 ///
 /// The body: `{"records": [{"id": "…", "record": {…}}, …]}` with records in the chosen format.
 ///
@@ -25,8 +26,9 @@ public final class HTTPSink: Sink {
     private let environment: [String: String]
     private var encoder: any RecordEncoder
     private var token: String?
-    private var session: URLSession?
+    private var opened = false
     private var line: [UInt8] = []
+    private var body: [UInt8] = []
 
     /// A sink posting to `url`, `format` records, the bearer token read from the environment
     /// variable or file named (never from the pipeline file).
@@ -54,10 +56,7 @@ public final class HTTPSink: Sink {
             }
             token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpMaximumConnectionsPerHost = 1
-        session = URLSession(configuration: configuration)
+        opened = true
         return nil
     }
 
@@ -72,9 +71,10 @@ public final class HTTPSink: Sink {
     }
 
     public func deliver(_ records: [StreamRecord]) async throws {
-        guard let session else { preconditionFailure("open the sink before delivering") }
+        precondition(opened, "open the sink before delivering")
         guard !records.isEmpty else { return }
-        var body: [UInt8] = Array(#"{"records":["#.utf8)
+        body.removeAll(keepingCapacity: true)
+        body += #"{"records":["#.utf8
         for (offset, record) in records.enumerated() {
             line.removeAll(keepingCapacity: true)
             encoder.encode(record, into: &line)
@@ -87,21 +87,22 @@ public final class HTTPSink: Sink {
             body.append(0x7D)
         }
         body += "]}".utf8
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(Self.idempotencyKey(records), forHTTPHeaderField: "Idempotency-Key")
-        if let token { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
-        let data: Data, response: URLResponse
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(records))
+        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let status: Int, answer: ByteBuffer
         do {
-            (data, response) = try await session.data(for: request)
+            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+            status = Int(response.status.code)
+            answer = try await response.body.collect(upTo: 1 << 20)
         } catch {
-            throw TributaryError.sinkUnavailable(name, "cannot reach \(Self.describe(url)): \((error as NSError).localizedDescription)")
+            throw TributaryError.sinkUnavailable(name, "cannot reach \(Self.describe(url)): \(error)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         if (200..<300).contains(status) { return }
-        let text = String(decoding: data.prefix(2_000), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+        let text = String(decoding: answer.readableBytesView.prefix(2_000), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
         if status == 429 || status >= 500 {
             throw TributaryError.sinkUnavailable(name, "HTTP \(status) from \(Self.describe(url))")
         }
@@ -111,8 +112,7 @@ public final class HTTPSink: Sink {
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? { position }
 
     public func close() async throws {
-        session?.finishTasksAndInvalidate()
-        session = nil
+        opened = false
     }
 
     /// The URL without its query (which may hold a key).
