@@ -99,7 +99,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TributaryStreamsTests",
-            dependencies: ["TributaryStreams", "Tributary"]
+            dependencies: ["TributaryStreams", "Tributary", "TributaryTestSupport"]
         ),
         .testTarget(
             name: "TributaryPipelineTests",
@@ -110,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TributaryCLITests",
-            dependencies: ["TributaryCLI"]
+            dependencies: ["TributaryCLI", "TributaryTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTestSupport
 import Testing
 import Tributary
 import TributaryPipeline

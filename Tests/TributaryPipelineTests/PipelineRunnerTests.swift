@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTestSupport
 import Synchronization
 import Testing
 import Tributary

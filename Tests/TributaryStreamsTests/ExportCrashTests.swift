@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTestSupport
 import Testing
 import Tributary
 @testable import TributaryStreams
@@ -46,7 +47,7 @@ import Tributary
                 }
             }
             let process = Process()
-            process.executableURL = CLIProcess.binary
+            process.executableURL = TributaryProcess.binary
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
@@ -61,7 +62,7 @@ import Tributary
         let expected = try source.fetchHistoryChanges(.fetchHistory(after: nil)).map { StreamPosition(token: $0.token.value, index: $0.index) }
         #expect(expected.count == 20_000)
         #expect(killed >= 10)
-        let final = try CLIProcess.run(arguments)
+        let final = try TributaryProcess.run(arguments)
         #expect(final.status == 0, "\(final.stderr)")
         _ = try StreamVerifier(directory: stream).verify()
         #expect(try ExportTests.positions(stream) == expected)

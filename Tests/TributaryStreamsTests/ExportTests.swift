@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTestSupport
 import Testing
 import Tributary
 @testable import TributaryStreams
@@ -116,7 +117,7 @@ import Tributary
         try StreamFixtures.workload(source)
         let stream = temp.child("stream")
         let process = Process()
-        process.executableURL = CLIProcess.binary
+        process.executableURL = TributaryProcess.binary
         process.arguments = ["export", temp.child("source.sqlite").path, "--to", stream.path, "--follow"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -144,7 +145,7 @@ import Tributary
         let source = try StreamFixtures.source(in: temp.url)
         try StreamFixtures.workload(source)
         let path = temp.child("source.sqlite").path
-        let result = try CLIProcess.run(["export", path, "--to", "-", "--format", "debezium", "--entity", "Tag"])
+        let result = try TributaryProcess.run(["export", path, "--to", "-", "--format", "debezium", "--entity", "Tag"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == (try source.fetchHistoryChanges(.fetchHistory(withFilter: { var f = HistoryFilter(); f.entities = ["Tag"]; return f }())).count))
@@ -152,7 +153,7 @@ import Tributary
             guard case .object(let event) = try JSONValue.parse(String(line)), case .object(let s)? = event["source"] else { Issue.record("bad line"); continue }
             #expect(s["table"] == .string("Tag"))
         }
-        let bad = try CLIProcess.run(["export", path, "--to", "-", "--format", "avro"])
+        let bad = try TributaryProcess.run(["export", path, "--to", "-", "--format", "avro"])
         #expect(bad.status != 0 && bad.stderr.contains("unknown format 'avro'") && bad.stdout.isEmpty)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTestSupport
 import Testing
 import Tributary
 @testable import TributaryStreams
@@ -90,7 +91,7 @@ import Tributary
         #expect(replayError == verifyError)
         #expect(try StreamFixtures.dump(target).isEmpty)
         // The CLI: one line, non-zero, no store created.
-        let result = try CLIProcess.run(["replay", stream.path, "--into", temp.child("cli.sqlite").path])
+        let result = try TributaryProcess.run(["replay", stream.path, "--into", temp.child("cli.sqlite").path])
         #expect(result.status != 0 && result.stderr.contains(manifest.segments[2].name))
         #expect(!FileManager.default.fileExists(atPath: temp.child("cli.sqlite").path))
     }
@@ -134,12 +135,12 @@ import Tributary
         try Self.laterChanges(source)
         let stream = temp.child("stream")
         _ = try Self.export(source, to: stream)
-        let result = try CLIProcess.run(["replay", stream.path, "--into", temp.child("copy.sqlite").path, "--until", ISO8601.string(from: middle)])
+        let result = try TributaryProcess.run(["replay", stream.path, "--into", temp.child("copy.sqlite").path, "--until", ISO8601.string(from: middle)])
         #expect(result.status == 0, "\(result.stderr)")
         let copy = PersistentStoreCoordinator()
         try copy.addPersistentStore(with: PersistentStoreDescription(url: temp.child("copy.sqlite")))
         #expect(try StreamFixtures.dump(copy) == atMiddle)
-        let again = try CLIProcess.run(["replay", stream.path, "--into", temp.child("copy.sqlite").path])
+        let again = try TributaryProcess.run(["replay", stream.path, "--into", temp.child("copy.sqlite").path])
         #expect(again.status != 0 && again.stderr.contains("not empty") && again.stderr.split(separator: "\n").count == 1)
     }
 

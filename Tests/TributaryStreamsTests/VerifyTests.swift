@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTestSupport
 import Testing
 import Tributary
 @testable import TributaryStreams
@@ -104,7 +105,7 @@ import Tributary
         let temp = TemporaryDirectory()
         let (stream, manifest) = try Self.stream(temp)
         try FileManager.default.removeItem(at: stream.appendingPathComponent(manifest.segments.last!.name))
-        let result = try CLIProcess.run(["verify", stream.path])
+        let result = try TributaryProcess.run(["verify", stream.path])
         #expect(result.status != 0)
         #expect(result.stderr.split(separator: "\n").count == 1)
         #expect(result.stderr.contains(manifest.segments.last!.name) && result.stderr.contains("missing"))
