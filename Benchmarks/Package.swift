@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Tributary", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
     ],
     targets: [
         .systemLibrary(name: "CSQLiteBench", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -21,6 +22,7 @@ let package = Package(
                 .product(name: "TributaryPipeline", package: "Tributary"),
                 .product(name: "TributaryTestSupport", package: "Tributary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
     ],

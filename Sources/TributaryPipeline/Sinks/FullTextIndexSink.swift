@@ -2,9 +2,10 @@ import Foundation
 import Tributary
 import TributaryStreams
 
-/// Keeps a ``FullTextIndex`` up to date: each delivery upserts and deletes documents and
-/// moves the pipeline's position in the same SQLite transaction, so a record redelivered
-/// after a crash is skipped and the index ends exactly as a clean run leaves it.
+/// Keeps a ``FullTextIndex`` up to date: at each checkpoint (and every 20,000 records) it
+/// upserts and deletes documents and moves the pipeline's position in the same SQLite
+/// transaction, so a record redelivered after a crash is skipped and the index ends exactly
+/// as a clean run leaves it.
 ///
 /// ```swift
 /// let sink = FullTextIndexSink(name: "fts", path: "out/search.sqlite", entities: ["Post": ["title", "content"]])
@@ -16,6 +17,11 @@ public final class FullTextIndexSink: Sink {
     private var index: FullTextIndex?
     private var pipeline = ""
     private var position: StreamPosition?
+    /// Records delivered and not yet written: the index is written at checkpoints (or when
+    /// this many wait), in one transaction with the position, since FTS5 writes a new segment
+    /// per transaction and large transactions index several times faster than small ones.
+    private var pending: [StreamRecord] = []
+    static let maximumPending = 20_000
 
     /// A sink indexing, per entity (as records name it after transforms), the listed attributes.
     public init(name: String, path: String, entities: [String: [String]]) {
@@ -35,20 +41,33 @@ public final class FullTextIndexSink: Sink {
     }
 
     public func deliver(_ records: [StreamRecord]) async throws {
-        guard let index else { preconditionFailure("open the sink before delivering") }
+        precondition(index != nil, "open the sink before delivering")
+        pending += records
+        if pending.count >= Self.maximumPending { try write(through: nil) }
+    }
+
+    public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
+        guard index != nil else { return nil }
+        if pending.isEmpty, let current = self.position, current >= position { return current }
+        try write(through: position)
+        return self.position
+    }
+
+    /// Writes the pending records and the position (at least `through`) in one transaction.
+    private func write(through: StreamPosition?) throws {
+        guard let index else { return }
         do {
-            position = try index.apply(records, through: nil, pipeline: pipeline, entities: entities)
+            position = try index.apply(pending, through: through, pipeline: pipeline, entities: entities)
+            pending.removeAll(keepingCapacity: true)
         } catch let error as SQLiteError {
             throw TributaryError.sinkUnavailable(name, "the index cannot be written: \(error.message)", hint: "check the disk and \(path)")
         }
     }
 
-    public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
-        guard let index else { return nil }
-        if let current = self.position, current >= position { return current }
-        self.position = try index.apply([], through: position, pipeline: pipeline, entities: entities)
-        return self.position
+    /// Closes the index; records delivered since the last checkpoint are not written (the
+    /// runner checkpoints before closing, and redelivers them after a crash).
+    public func close() async throws {
+        pending.removeAll()
+        index = nil
     }
-
-    public func close() async throws { index = nil }
 }
