@@ -23,6 +23,8 @@ test: bootstrap
 	# Context work from many tasks at once, under the thread sanitizer.
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ContextConcurrencyTests
+	# The DocC catalogs build without a warning.
+	$(MAKE) docs
 
 bench: bootstrap
 	$(SWIFT) run -c release --package-path Benchmarks TributaryBenchmarks $(BENCH)

@@ -28,7 +28,7 @@ public struct SQLDebugLog: Sendable, Equatable {
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
-    /// The environment variable read by ``fromEnvironment()``.
+    /// The environment variable read by ``fromEnvironment(_:)``.
     public static let environmentVariable = "TRIBUTARY_SQL_DEBUG"
     /// The label of the default logger.
     public static let label = "tributary.sql"

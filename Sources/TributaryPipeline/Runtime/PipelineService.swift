@@ -4,7 +4,7 @@ import Tributary
 
 /// Runs pipelines until stopped: a thin loop that calls each runner's
 /// ``PipelineRunner/runOnce()`` while there is work, waits for new commits when there is none
-/// (``waitForNewCommits(_:after:stop:interval:)``), and on a stop request (or, with `once`, when
+/// (``waitForNewCommits(_:after:stop:)``), and on a stop request (or, with `once`, when
 /// every pipeline has caught up) checkpoints and closes every runner. A swift-service-lifecycle
 /// `Service`: in a `ServiceGroup`, graceful shutdown (SIGTERM, SIGINT) requests the stop.
 ///
@@ -66,7 +66,7 @@ public final class PipelineService: Service, @unchecked Sendable {
 
     /// Waits until one of the stores has a commit after its token in `tokens` (taken before
     /// the runners last read, so a commit landing meanwhile is not missed), or a stop is
-    /// requested. It sleeps on each store's ``PersistentStoreCoordinator/remoteChanges``, so
+    /// requested. It sleeps on each store's `PersistentStoreCoordinator/remoteChanges`, so
     /// any writer's commit wakes it at once.
     ///
     /// ```swift

@@ -26,7 +26,7 @@ public struct SinkContext: Sendable {
 /// A destination of a pipeline's records. The runtime opens it, learns the position it already
 /// holds durably (records at or before it are not delivered again), delivers records in
 /// position order, asks it to checkpoint, and commits the history consumer only after every
-/// sink has reported the records durable. Each record's ``StreamRecord/eventID`` is its
+/// sink has reported the records durable. Each record's `StreamRecord/eventID` is its
 /// idempotence key: a sink makes redelivery after a crash harmless (by keeping its position
 /// in the same transaction as its data, or by handing the key to a downstream that
 /// de-duplicates), so the effect downstream is exactly once.

@@ -238,7 +238,7 @@ public final class StreamExporter {
     }
 
     /// Waits until the store has a commit after `token`, and returns the new current token.
-    /// It sleeps on ``PersistentStoreCoordinator/remoteChanges`` (inotify and in-process
+    /// It sleeps on `PersistentStoreCoordinator/remoteChanges` (inotify and in-process
     /// wakes, with their slow safety poll), so any writer's commit wakes it.
     ///
     /// ```swift

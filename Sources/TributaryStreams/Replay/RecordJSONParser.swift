@@ -1,6 +1,6 @@
 import Tributary
 
-/// Parses one JSON text (a record line) into a ``JSONValue`` straight from its UTF-8
+/// Parses one JSON text (a record line) into a `JSONValue` straight from its UTF-8
 /// bytes: several times faster than going through `JSONDecoder`, which dominated replay.
 /// Numbers without a fraction or exponent that fit 64 bits are integers, others doubles.
 ///
