@@ -1,0 +1,200 @@
+import Foundation
+import Tributary
+import TributaryStreams
+
+/// Keeps a Redis cache of the store's objects: each object under a key made from a template
+/// (`{entity}:{id}` by default), as a hash of its attribute values (as text) or as a JSON
+/// object; inserts replace the object, updates merge the changed values, deletes remove it.
+/// Records go to the server through ``RedisSinkScript`` (one `EVALSHA` per group of records,
+/// many per round trip), which writes an object only when the record's position is newer than
+/// the one stored with it, so an older redelivery never overwrites a newer value, and which
+/// moves the pipeline's checkpoint key (`tributary:checkpoint:PIPELINE`) in the same atomic
+/// call: ``open(_:)`` returns it, so a restarted pipeline resumes right after the last record
+/// applied. A delete leaves `KEY:deleted` with its position for ``tombstoneSeconds``.
+///
+/// Connection failures and server errors worth retrying (`LOADING`, `BUSY`, `OOM`, …) are
+/// `sinkUnavailable`; the next attempt reconnects. The password comes from an environment
+/// variable or a file and appears in no error. Durability is the server's (`appendonly`).
+///
+/// ```swift
+/// let sink = RedisSink(name: "cache", settings: RedisSinkSettings(url: URL(string: "redis://127.0.0.1:6379")!))
+/// ```
+public final class RedisSink: Sink {
+    public let name: String
+    /// The settings.
+    public let settings: RedisSinkSettings
+    /// How long a delete's tombstone keeps an older redelivered insert out: a day.
+    public static let tombstoneSeconds = 86_400
+    /// Records per script call (several calls go in one round trip).
+    public var recordsPerCall = 200
+    private let environment: [String: String]
+    private let timeout: TimeInterval
+    private var password: String?
+    private var connection: RedisConnection?
+    private var sha = ""
+    private var checkpointKey = "tributary:checkpoint:"
+    private var position: StreamPosition?
+    private var json = JSONWriter()
+    private var calls: [[[UInt8]]] = []
+
+    /// A sink writing to the server of `settings`, the password read from the variable or
+    /// file it names (looked up in `environment`).
+    public init(name: String, settings: RedisSinkSettings, timeout: TimeInterval = 10, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.name = name
+        self.settings = settings
+        self.timeout = timeout
+        self.environment = environment
+    }
+
+    /// The checkpoint key of pipeline `pipeline`.
+    ///
+    /// ```swift
+    /// RedisSink.checkpointKey(pipeline: "redis-cache")   // "tributary:checkpoint:redis-cache"
+    /// ```
+    public static func checkpointKey(pipeline: String) -> String { "tributary:checkpoint:" + pipeline }
+
+    /// The key of `record`'s object by `template`.
+    ///
+    /// ```swift
+    /// RedisSink.key(for: record, template: "{entity}:{id}")   // "Post:42"
+    /// ```
+    public static func key(for record: StreamRecord, template: String) -> String {
+        var key = template.replacingOccurrences(of: "{entity}", with: record.entityName)
+        key = key.replacingOccurrences(of: "{id}", with: String(record.objectID.primaryKey))
+        if key.contains("{store}") { key = key.replacingOccurrences(of: "{store}", with: record.storeID.lowercasedString) }
+        return key
+    }
+
+    public func open(_ context: SinkContext) async throws -> StreamPosition? {
+        if let variable = settings.passwordEnvironment {
+            guard let value = environment[variable], !value.isEmpty else {
+                throw TributaryError(.invalidInput, "the environment variable \(variable) named by password_env is not set", location: "sink \(name)",
+                                     hint: "export \(variable) with the Redis password")
+            }
+            password = value
+        } else if let file = settings.passwordFile {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw TributaryError(.fileNotFound, "the password_file cannot be read", location: file, hint: "write the Redis password to that file, readable by this user")
+            }
+            password = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        checkpointKey = Self.checkpointKey(pipeline: context.pipeline)
+        let reply = try connect().command(["GET", checkpointKey])
+        switch reply {
+        case .null: position = nil
+        case .string:
+            position = try StreamPosition(parsing: reply.text ?? "")
+        default:
+            throw TributaryError.sinkRejected(name, "the checkpoint key \(checkpointKey) holds \(reply), not a position", hint: "delete the key to start over")
+        }
+        return position
+    }
+
+    /// The open connection, or a new one (with the script loaded).
+    private func connect() throws -> RedisConnection {
+        if let connection, connection.isOpen { return connection }
+        let connection = try RedisConnection(url: settings.url, password: password, timeout: timeout, sink: name)
+        let reply = try connection.command(["SCRIPT", "LOAD", RedisSinkScript.source])
+        guard case .string = reply, let sha = reply.text else { throw failure(reply, doing: "SCRIPT LOAD") }
+        self.sha = sha
+        self.connection = connection
+        return connection
+    }
+
+    public func deliver(_ records: [StreamRecord]) async throws {
+        guard !records.isEmpty else { return }
+        calls.removeAll(keepingCapacity: true)
+        var start = 0
+        while start < records.count {
+            let end = min(records.count, start + recordsPerCall)
+            calls.append(arguments(records[start..<end], checkpoint: end == records.count ? records[end - 1].position : nil))
+            start = end
+        }
+        try run(calls)
+        position = max(position ?? records[records.count - 1].position, records[records.count - 1].position)
+    }
+
+    public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
+        if let current = self.position, current >= position { return current }
+        try run([arguments([], checkpoint: position)])
+        self.position = position
+        return position
+    }
+
+    public func close() async throws {
+        connection?.close()
+        connection = nil
+    }
+
+    /// Sends the script calls in one round trip and reads their replies; calls the server
+    /// no longer knows the script for (`NOSCRIPT`) go again with `EVAL`.
+    private func run(_ calls: [[[UInt8]]]) throws {
+        let connection = try connect()
+        for call in calls { connection.append([Array("EVALSHA".utf8), Array(sha.utf8)] + call) }
+        var missing: [Int] = []
+        var failed: TributaryError?
+        for index in calls.indices {
+            let reply = try connection.reply()
+            if case .error(let message) = reply {
+                if message.hasPrefix("NOSCRIPT") { missing.append(index) } else if failed == nil { failed = failure(reply, doing: "EVALSHA") }
+            }
+        }
+        if let failed { throw failed }
+        guard !missing.isEmpty else { return }
+        for index in missing { connection.append([Array("EVAL".utf8), Array(RedisSinkScript.source.utf8)] + calls[index]) }
+        for _ in missing {
+            let reply = try connection.reply()
+            if case .error = reply, failed == nil { failed = failure(reply, doing: "EVAL") }
+        }
+        if let failed { throw failed }
+    }
+
+    /// The script's arguments (after the SHA) for `records`, moving the checkpoint to `checkpoint`.
+    private func arguments(_ records: ArraySlice<StreamRecord>, checkpoint: StreamPosition?) -> [[UInt8]] {
+        var keys: [[UInt8]] = [Array(checkpointKey.utf8)]
+        keys.reserveCapacity(records.count + 1)
+        var values: [[UInt8]] = [Array(settings.format.rawValue.utf8), Array(String(settings.ttl ?? 0).utf8), Array((settings.channel ?? "").utf8),
+                                 Array(String(Self.tombstoneSeconds).utf8), Array((checkpoint?.description ?? "").utf8)]
+        values.reserveCapacity(5 + records.count * 12)
+        for record in records {
+            keys.append(Array(Self.key(for: record, template: settings.key).utf8))
+            values.append([record.operation == .delete ? 0x64 : record.operation == .update ? 0x75 : record.operation == .read ? 0x72 : 0x63])
+            values.append(Array(record.position.description.utf8))
+            let replace = record.operation == .create || record.operation == .read
+            let properties = record.operation == .delete ? [] : record.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded && $0.after != nil }
+            switch settings.format {
+            case .json:
+                json.reset()
+                json.object { o in
+                    for property in properties { o.field(property.name, property.after!) }
+                }
+                values.append(json.bytes)
+            case .hash:
+                let set = properties.filter { !$0.after!.isNull }
+                let removed = replace ? [] : properties.filter { $0.after!.isNull }
+                values.append(Array(String(set.count).utf8))
+                values.append(Array(String(removed.count).utf8))
+                for property in set {
+                    values.append(Array(property.name.utf8))
+                    values.append(Array(property.after!.description.utf8))
+                }
+                for property in removed { values.append(Array(property.name.utf8)) }
+            }
+        }
+        return [Array(String(keys.count).utf8)] + keys + values
+    }
+
+    /// The error for an error reply: worth retrying when the server is loading, busy, out of
+    /// memory or a replica; refused for good otherwise.
+    private func failure(_ reply: RedisReply, doing what: String) -> TributaryError {
+        guard case .error(let message) = reply else {
+            return TributaryError.sinkRejected(name, "\(what) answered \(reply)", hint: "check the server's version (Redis 6 or later)")
+        }
+        let transient = ["LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"]
+        if transient.contains(where: { message.hasPrefix($0) }) {
+            return TributaryError.sinkUnavailable(name, "Redis at \(connection?.address ?? settings.url.host ?? "") answered \(what) with \(message)",
+                                                 hint: "wait for the server, or free memory")
+        }
+        return TributaryError.sinkRejected(name, "Redis answered \(what) with \(message)", hint: "a key of the template may hold another type; check the key template")
+    }
+}
