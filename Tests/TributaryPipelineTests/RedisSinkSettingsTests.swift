@@ -25,6 +25,15 @@ import TributaryTestSupport
         #expect(settings == RedisSinkSettings(url: URL(string: "redis://127.0.0.1:7000")!, passwordFile: "/run/secrets/redis", key: "c:{store}:{entity}:{id}", format: .json, ttl: 7_200))
     }
 
+    @Test func keyTemplates() {
+        let record = SinkSuite.records[0]
+        let store = SinkSuite.storeID.lowercasedString
+        #expect(RedisSink.key(for: record, template: "{entity}:{id}") == "Post:1")
+        #expect(RedisSink.key(for: record, template: "cache:{store}:{entity}:{id}:v2") == "cache:\(store):Post:1:v2")
+        #expect(RedisSink.key(for: record, template: "{id}{id}-{entity}") == "11-Post")
+        #expect(RedisSink.checkpointKey(pipeline: "p") == "tributary:checkpoint:p")
+    }
+
     @Test(arguments: [
         ("    url: redis://u:secret@127.0.0.1:6379\n", "test.yml:4: sinks[0].url", "credentials"),
         ("    url: http://127.0.0.1:6379\n", "test.yml:4: sinks[0].url", "not a redis:// URL"),

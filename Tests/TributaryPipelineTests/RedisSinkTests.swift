@@ -60,7 +60,7 @@ enum RedisFixtures {
         return result
     }
 
-    static func pipeline(name: String, url: String, extra: String = "") -> String {
+    static func pipeline(name: String, url: String, checkpointRecords: Int = 5_000) -> String {
         """
         name: \(name)
         source:
@@ -71,8 +71,7 @@ enum RedisFixtures {
             url: \(url)
             batch_size: 1000
             on_error: stop
-        \(extra)
-        checkpoint: {records: 5000, seconds: 1s}
+        checkpoint: {records: \(checkpointRecords), seconds: 1s}
         retry: {initial: 20ms, max: 200ms}
         """
     }
@@ -188,25 +187,26 @@ enum RedisFixtures {
         var ids = try PipelineFixtures.insertPosts(store, count: 3_000, perTransaction: 100)
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite")]
         let file = dir.path("crash.yml")
-        try RedisFixtures.pipeline(name: "crash", url: redis.url).write(toFile: file, atomically: true, encoding: .utf8)
+        try RedisFixtures.pipeline(name: "crash", url: redis.url, checkpointRecords: 500).write(toFile: file, atomically: true, encoding: .utf8)
         var generator = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
-        for round in 0..<8 {
-            ids += try PipelineFixtures.insertPosts(store, count: 500, from: 100_000 + round * 500, perTransaction: 50)
-            try PipelineFixtures.editPosts(store, Array(ids.prefix(300)), round: round)
-            ids.removeFirst(300)
+        // Six rounds of 2,000 inserts, 500 updates and 100 deletes, each before a run killed at a random point.
+        for round in 0..<6 {
+            ids += try PipelineFixtures.insertPosts(store, count: 2_000, from: 100_000 + round * 2_000, perTransaction: 20)
+            try PipelineFixtures.editPosts(store, Array(ids.prefix(500)), round: round)
+            ids.removeFirst(500)
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            try await Task.sleep(for: .milliseconds(Int.random(in: 5...(round == 0 ? 300 : 80), using: &generator)))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 10...(round == 0 ? 300 : 150), using: &generator)))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
             if let consumer = try? store.historyConsumer(named: "crash"), consumer.lagTransactions > 0 { killedWithWorkLeft += 1 }
         }
-        #expect(killedWithWorkLeft >= 2, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 8)")
+        #expect(killedWithWorkLeft >= 2, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 6)")
         let finish = try TributaryProcess.run(["run", file, "--once"], environment: environment)
         #expect(finish.status == 0, "\(finish.stderr)")
         let live = try RedisFixtures.storeObjects(store)
-        #expect(live.count == 7_000 - 8 * 60)
+        #expect(live.count == 15_000 - 6 * 100)
         #expect(try RedisFixtures.objects(redis.url) == live, "no stale value, no missing or extra key")
         let checkpoint = try RedisFixtures.connect(redis.url).command(["GET", "tributary:checkpoint:crash"]).text
         #expect(try StreamPosition(parsing: checkpoint ?? "").token >= store.historyConsumer(named: "crash").token.value)

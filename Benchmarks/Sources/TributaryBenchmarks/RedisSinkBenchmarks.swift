@@ -15,7 +15,8 @@ enum RedisSinkBenchmarks {
     /// `sink_redis_vs_bulk`: the cache pipeline over `rows` inserted posts (batches of 1,000,
     /// 200 records per script call, all of a batch in one round trip) against pipelined
     /// `HSET key _position P title … content … externalID … createdAt … updatedAt …` of the
-    /// same values, 1,000 commands per round trip. Redis is flushed before each side.
+    /// same values (formatted and encoded the sink's way, ``RedisArguments``), 1,000 commands
+    /// per round trip. Redis is flushed before each side.
     static func vsBulk() throws -> [Measurement] {
         try Harness.withDirectory { dir in
             let store = dir.appendingPathComponent("s.sqlite").path
@@ -46,14 +47,17 @@ enum RedisSinkBenchmarks {
                 {
                     _ = try admin.command(["FLUSHALL"])
                     let connection = try RedisConnection(url: URL(string: redis.url)!, password: nil, timeout: 60, sink: "bench")
+                    var arguments = RedisArguments()
                     return try Harness.time {
                         var j = 0
                         while j < rows {
                             let end = min(rows, j + 1_000)
                             for k in j..<end {
-                                connection.append(["HSET", "Post:\(k + 1)", "_position", "\(k / 1_000 + 1).\(k % 1_000)", "title", Workload.title(k), "content", Workload.content(k),
-                                                   "externalID", Workload.externalID(k), "createdAt", ISO8601.string(from: Date(timeIntervalSince1970: Workload.createdAt(k))),
-                                                   "updatedAt", updatedAt])
+                                arguments.removeAll()
+                                for text in ["Post:\(k + 1)", "_position", "\(k / 1_000 + 1).\(k % 1_000)", "title", Workload.title(k), "content", Workload.content(k),
+                                             "externalID", Workload.externalID(k), "createdAt", ISO8601.string(from: Date(timeIntervalSince1970: Workload.createdAt(k))),
+                                             "updatedAt", updatedAt] { arguments.add(text) }
+                                connection.append(arguments, after: ["HSET"])
                             }
                             for _ in j..<end { _ = try connection.reply() }
                             j = end

@@ -56,6 +56,10 @@ public final class RedisConnection {
 
     /// Connects to `url` (`redis://host:port[/db]`), waiting at most `timeout` for the connection
     /// and for each reply; sends `AUTH password` when given and `SELECT db` when the URL names one.
+    ///
+    /// ```swift
+    /// let redis = try RedisConnection(url: URL(string: "redis://127.0.0.1:6379/2")!, password: secret, timeout: 5, sink: "cache")
+    /// ```
     public init(url: URL, password: String?, timeout: TimeInterval = 10, sink: String) throws {
         self.sink = sink
         let host = url.host ?? "127.0.0.1"
@@ -93,21 +97,38 @@ public final class RedisConnection {
 
     deinit { close() }
 
-    /// Whether the connection can still be used.
+    /// Whether the connection can still be used (false after a socket failure or ``close()``).
+    ///
+    /// ```swift
+    /// if !redis.isOpen { redis = try RedisConnection(url: url, password: nil, sink: "cache") }
+    /// ```
     public var isOpen: Bool { context != nil }
 
     /// Closes the connection (also done when it is released).
+    ///
+    /// ```swift
+    /// redis.close()
+    /// ```
     public func close() {
         if let context { redisFree(context) }
         context = nil
     }
 
     /// Queues a command in the output buffer, without a round trip; ``reply()`` reads its reply.
+    ///
+    /// ```swift
+    /// for key in keys { redis.append(["HGETALL", key]) }
+    /// let hashes = try keys.map { _ in try redis.reply() }
+    /// ```
     public func append(_ arguments: [String]) {
         append(arguments.map { Array($0.utf8) })
     }
 
     /// Queues a command given as byte strings (values may hold any bytes).
+    ///
+    /// ```swift
+    /// redis.append([Array("SET".utf8), Array("k".utf8), [0, 1, 2]])
+    /// ```
     public func append(_ arguments: [[UInt8]]) {
         guard let context else { return }
         let count = arguments.count
@@ -127,8 +148,35 @@ public final class RedisConnection {
         _ = redisAppendCommandArgv(context, Int32(count), pointers, lengths)
     }
 
+    /// Queues a command made of `prefix` (the command's name and first arguments) followed by
+    /// `arguments`, already in protocol form: one copy into hiredis's output buffer.
+    ///
+    /// ```swift
+    /// redis.append(arguments, after: ["EVALSHA", sha])
+    /// ```
+    public func append(_ arguments: RedisArguments, after prefix: [String]) {
+        guard let context else { return }
+        var command: [UInt8] = [0x2A]
+        RedisArguments.appendDigits(prefix.count + arguments.count, to: &command)
+        command += [0x0D, 0x0A]
+        var head = RedisArguments()
+        for argument in prefix { head.add(argument) }
+        command += head.bytes
+        command.reserveCapacity(command.count + arguments.bytes.count)
+        command += arguments.bytes
+        command.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { _ = redisAppendFormattedCommand(context, $0.baseAddress, $0.count) }
+        }
+    }
+
     /// Reads the next reply of the queued commands (writing them first); throws
-    /// `sinkUnavailable` and closes the connection when the socket fails.
+    /// `sinkUnavailable` and closes the connection when the socket fails or the reply takes
+    /// longer than the timeout. Error replies are values (``RedisReply/error(_:)``), not throws.
+    ///
+    /// ```swift
+    /// redis.append(["INCR", "n"])
+    /// let n = try redis.reply()   // .integer(1)
+    /// ```
     public func reply() throws -> RedisReply {
         guard let context else { throw TributaryError.sinkUnavailable(sink, "the connection to Redis at \(address) is closed") }
         var raw: UnsafeMutableRawPointer?
@@ -142,6 +190,10 @@ public final class RedisConnection {
     }
 
     /// Sends one command and reads its reply.
+    ///
+    /// ```swift
+    /// let value = try redis.command(["GET", "Post:1"]).text
+    /// ```
     public func command(_ arguments: [String]) throws -> RedisReply {
         append(arguments)
         return try reply()

@@ -22,10 +22,23 @@ import TributaryStreams
 public final class RedisSink: Sink {
     public let name: String
     /// The settings.
+    ///
+    /// ```swift
+    /// print(sink.settings.key)   // "{entity}:{id}"
+    /// ```
     public let settings: RedisSinkSettings
-    /// How long a delete's tombstone keeps an older redelivered insert out: a day.
+    /// How long a delete's tombstone keeps an older redelivered insert out: a day. Redelivery
+    /// runs forward from the checkpoint, so an expired tombstone cannot leave a stale object.
+    ///
+    /// ```swift
+    /// let ttl = try redis.command(["TTL", "Post:42:deleted"])   // at most RedisSink.tombstoneSeconds
+    /// ```
     public static let tombstoneSeconds = 86_400
     /// Records per script call (several calls go in one round trip).
+    ///
+    /// ```swift
+    /// sink.recordsPerCall = 500
+    /// ```
     public var recordsPerCall = 200
     private let environment: [String: String]
     private let timeout: TimeInterval
@@ -34,14 +47,22 @@ public final class RedisSink: Sink {
     private var sha = ""
     private var checkpointKey = "tributary:checkpoint:"
     private var position: StreamPosition?
+    private let template: RedisKeyTemplate
     private var json = JSONWriter()
-    private var calls: [[[UInt8]]] = []
+    private var calls: [RedisArguments] = []
+    private var keys = RedisArguments()
+    private var values = RedisArguments()
 
     /// A sink writing to the server of `settings`, the password read from the variable or
-    /// file it names (looked up in `environment`).
+    /// file it names (looked up in `environment`); `timeout` bounds the connection and each reply.
+    ///
+    /// ```swift
+    /// let sink = RedisSink(name: "cache", settings: settings, environment: ["REDIS_PASSWORD": "…"])
+    /// ```
     public init(name: String, settings: RedisSinkSettings, timeout: TimeInterval = 10, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.name = name
         self.settings = settings
+        self.template = RedisKeyTemplate(settings.key)
         self.timeout = timeout
         self.environment = environment
     }
@@ -59,10 +80,7 @@ public final class RedisSink: Sink {
     /// RedisSink.key(for: record, template: "{entity}:{id}")   // "Post:42"
     /// ```
     public static func key(for record: StreamRecord, template: String) -> String {
-        var key = template.replacingOccurrences(of: "{entity}", with: record.entityName)
-        key = key.replacingOccurrences(of: "{id}", with: String(record.objectID.primaryKey))
-        if key.contains("{store}") { key = key.replacingOccurrences(of: "{store}", with: record.storeID.lowercasedString) }
-        return key
+        RedisKeyTemplate(template).key(for: record)
     }
 
     public func open(_ context: SinkContext) async throws -> StreamPosition? {
@@ -128,9 +146,9 @@ public final class RedisSink: Sink {
 
     /// Sends the script calls in one round trip and reads their replies; calls the server
     /// no longer knows the script for (`NOSCRIPT`) go again with `EVAL`.
-    private func run(_ calls: [[[UInt8]]]) throws {
+    private func run(_ calls: [RedisArguments]) throws {
         let connection = try connect()
-        for call in calls { connection.append([Array("EVALSHA".utf8), Array(sha.utf8)] + call) }
+        for call in calls { connection.append(call, after: ["EVALSHA", sha]) }
         var missing: [Int] = []
         var failed: TributaryError?
         for index in calls.indices {
@@ -141,7 +159,7 @@ public final class RedisSink: Sink {
         }
         if let failed { throw failed }
         guard !missing.isEmpty else { return }
-        for index in missing { connection.append([Array("EVAL".utf8), Array(RedisSinkScript.source.utf8)] + calls[index]) }
+        for index in missing { connection.append(calls[index], after: ["EVAL", RedisSinkScript.source]) }
         for _ in missing {
             let reply = try connection.reply()
             if case .error = reply, failed == nil { failed = failure(reply, doing: "EVAL") }
@@ -149,39 +167,55 @@ public final class RedisSink: Sink {
         if let failed { throw failed }
     }
 
-    /// The script's arguments (after the SHA) for `records`, moving the checkpoint to `checkpoint`.
-    private func arguments(_ records: ArraySlice<StreamRecord>, checkpoint: StreamPosition?) -> [[UInt8]] {
-        var keys: [[UInt8]] = [Array(checkpointKey.utf8)]
-        keys.reserveCapacity(records.count + 1)
-        var values: [[UInt8]] = [Array(settings.format.rawValue.utf8), Array(String(settings.ttl ?? 0).utf8), Array((settings.channel ?? "").utf8),
-                                 Array(String(Self.tombstoneSeconds).utf8), Array((checkpoint?.description ?? "").utf8)]
-        values.reserveCapacity(5 + records.count * 12)
+    /// The script's arguments after the SHA (the number of keys, the keys, the values) for
+    /// `records`, moving the checkpoint to `checkpoint`.
+    private func arguments(_ records: ArraySlice<StreamRecord>, checkpoint: StreamPosition?) -> RedisArguments {
+        keys.removeAll()
+        values.removeAll()
+        keys.add(checkpointKey)
+        values.add(settings.format.rawValue)
+        values.add(settings.ttl ?? 0)
+        values.add(settings.channel ?? "")
+        values.add(Self.tombstoneSeconds)
+        values.add(checkpoint?.description ?? "")
         for record in records {
-            keys.append(Array(Self.key(for: record, template: settings.key).utf8))
-            values.append([record.operation == .delete ? 0x64 : record.operation == .update ? 0x75 : record.operation == .read ? 0x72 : 0x63])
-            values.append(Array(record.position.description.utf8))
+            keys.add(template.key(for: record))
+            values.add(record.operation == .delete ? "d" : record.operation == .update ? "u" : record.operation == .read ? "r" : "c")
+            values.add(record.position.description)
+            if record.operation == .delete {
+                if settings.format == .json { values.add("{}") } else { values.add(0); values.add(0) }
+                continue
+            }
             let replace = record.operation == .create || record.operation == .read
-            let properties = record.operation == .delete ? [] : record.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded && $0.after != nil }
             switch settings.format {
             case .json:
                 json.reset()
                 json.object { o in
-                    for property in properties { o.field(property.name, property.after!) }
+                    for property in record.properties where !property.isMembershipChange && !property.isValueExcluded {
+                        if let value = property.after { o.field(property.name, value) }
+                    }
                 }
-                values.append(json.bytes)
+                json.bytes.withUnsafeBufferPointer { values.add($0) }
             case .hash:
-                let set = properties.filter { !$0.after!.isNull }
-                let removed = replace ? [] : properties.filter { $0.after!.isNull }
-                values.append(Array(String(set.count).utf8))
-                values.append(Array(String(removed.count).utf8))
-                for property in set {
-                    values.append(Array(property.name.utf8))
-                    values.append(Array(property.after!.description.utf8))
+                var set = 0, removed: [String] = []
+                for property in record.properties where !property.isMembershipChange && !property.isValueExcluded && property.after != nil {
+                    if property.after!.isNull { if !replace { removed.append(property.name) } } else { set += 1 }
                 }
-                for property in removed { values.append(Array(property.name.utf8)) }
+                values.add(set)
+                values.add(removed.count)
+                for property in record.properties where !property.isMembershipChange && !property.isValueExcluded {
+                    guard let value = property.after, !value.isNull else { continue }
+                    values.add(property.name)
+                    values.add(value.description)
+                }
+                for name in removed { values.add(name) }
             }
         }
-        return [Array(String(keys.count).utf8)] + keys + values
+        var call = RedisArguments()
+        call.add(keys.count)
+        call.append(keys)
+        call.append(values)
+        return call
     }
 
     /// The error for an error reply: worth retrying when the server is loading, busy, out of

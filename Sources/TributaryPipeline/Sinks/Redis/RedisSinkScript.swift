@@ -91,7 +91,7 @@ public enum RedisSinkScript {
             values['_position'] = pos
             redis.call('SET', key, cjson.encode(values))
           else
-            if op ~= 'u' then redis.call('DEL', key) end
+            if op ~= 'u' and stored then redis.call('DEL', key) end
             if nset > 0 then
               redis.call('HSET', key, '_position', pos, unpack(ARGV, first, first + 2 * nset - 1))
             else

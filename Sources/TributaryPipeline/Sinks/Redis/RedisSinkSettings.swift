@@ -27,6 +27,10 @@ public struct RedisSinkSettings: Sendable, Equatable {
     }
 
     /// The server: `redis://host:port[/db]`, without credentials.
+    ///
+    /// ```swift
+    /// settings.url = URL(string: "redis://127.0.0.1:6379/1")!
+    /// ```
     public var url: URL
     /// The environment variable holding the password (sent with `AUTH`).
     public var passwordEnvironment: String?
@@ -42,6 +46,10 @@ public struct RedisSinkSettings: Sendable, Equatable {
     public var ttl: Int?
 
     /// Settings with the defaults of the pipeline file.
+    ///
+    /// ```swift
+    /// let settings = RedisSinkSettings(url: URL(string: "redis://127.0.0.1:6379")!, format: .json, channel: "changes", ttl: 3_600)
+    /// ```
     public init(url: URL, passwordEnvironment: String? = nil, passwordFile: String? = nil, key: String = "{entity}:{id}", format: Format = .hash,
                 channel: String? = nil, ttl: Int? = nil) {
         self.url = url
