@@ -157,6 +157,26 @@ enum RedisFixtures {
         try await stale.close()
     }
 
+    @Test func theShippedPipelineCachesTheStoreInTheServerOfREDISURL() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        let ids = try PipelineFixtures.insertPosts(store, count: 500, perTransaction: 100)
+        let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "REDIS_URL": redis.url + "/5"]
+        let file = PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/redis-cache.yml").path
+        var result = try TributaryProcess.run(["run", file, "--once"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try RedisFixtures.objects(redis.url + "/5") == RedisFixtures.storeObjects(store), "the snapshot of the posts already in the store")
+        try PipelineFixtures.editPosts(store, Array(ids.prefix(100)), round: 1)
+        result = try TributaryProcess.run(["run", file, "--once"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let cached = try RedisFixtures.objects(redis.url + "/5")
+        #expect(cached.count == 480)
+        #expect(cached == (try RedisFixtures.storeObjects(store)), "then the changes")
+        #expect(try RedisFixtures.connect(redis.url + "/5").command(["EXISTS", "tributary:checkpoint:redis-cache"]) == .integer(1))
+    }
+
     @Test func aHundredThousandChangesEndWithRedisEqualToTheStore() async throws {
         let redis = try RedisServer.start()
         defer { redis.stop() }

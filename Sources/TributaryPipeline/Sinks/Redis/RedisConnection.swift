@@ -169,6 +169,26 @@ public final class RedisConnection {
         }
     }
 
+    /// Writes the queued commands to the socket now, without reading replies, so the server
+    /// works on them while the caller prepares the next ones; throws `sinkUnavailable` and
+    /// closes the connection when the socket fails.
+    ///
+    /// ```swift
+    /// redis.append(call, after: ["EVALSHA", sha])
+    /// try redis.flush()
+    /// ```
+    public func flush() throws {
+        guard let context else { throw TributaryError.sinkUnavailable(sink, "the connection to Redis at \(address) is closed") }
+        var done: Int32 = 0
+        while done == 0 {
+            guard redisBufferWrite(context, &done) == REDIS_OK else {
+                let message = Self.message(context)
+                close()
+                throw TributaryError.sinkUnavailable(sink, "lost the connection to Redis at \(address): \(message)", hint: "check that Redis is running")
+            }
+        }
+    }
+
     /// Reads the next reply of the queued commands (writing them first); throws
     /// `sinkUnavailable` and closes the connection when the socket fails or the reply takes
     /// longer than the timeout. Error replies are values (``RedisReply/error(_:)``), not throws.

@@ -122,13 +122,18 @@ public final class RedisSink: Sink {
     public func deliver(_ records: [StreamRecord]) async throws {
         guard !records.isEmpty else { return }
         calls.removeAll(keepingCapacity: true)
+        let connection = try connect()
         var start = 0
         while start < records.count {
+            // Each call is written as soon as it is made: the server runs it while the next is built.
             let end = min(records.count, start + recordsPerCall)
-            calls.append(arguments(records[start..<end], checkpoint: end == records.count ? records[end - 1].position : nil))
+            let call = arguments(records[start..<end], checkpoint: end == records.count ? records[end - 1].position : nil)
+            connection.append(call, after: ["EVALSHA", sha])
+            try connection.flush()
+            calls.append(call)
             start = end
         }
-        try run(calls)
+        try readReplies(calls, from: connection)
         position = max(position ?? records[records.count - 1].position, records[records.count - 1].position)
     }
 
@@ -144,11 +149,16 @@ public final class RedisSink: Sink {
         connection = nil
     }
 
-    /// Sends the script calls in one round trip and reads their replies; calls the server
-    /// no longer knows the script for (`NOSCRIPT`) go again with `EVAL`.
+    /// Sends the script calls in one round trip and reads their replies.
     private func run(_ calls: [RedisArguments]) throws {
         let connection = try connect()
         for call in calls { connection.append(call, after: ["EVALSHA", sha]) }
+        try readReplies(calls, from: connection)
+    }
+
+    /// Reads the replies of `calls`, sent with `EVALSHA`; those the server no longer knows the
+    /// script for (`NOSCRIPT`) go again with `EVAL`.
+    private func readReplies(_ calls: [RedisArguments], from connection: RedisConnection) throws {
         var missing: [Int] = []
         var failed: TributaryError?
         for index in calls.indices {
