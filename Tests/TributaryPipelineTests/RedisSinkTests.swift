@@ -257,9 +257,11 @@ enum RedisFixtures {
         }
         while try await !runner.runOnce().caughtUp {}
         try await runner.finish()
-        #expect(lagsWhileDown.withLock { $0 } == [260, 260, 260], "the lag shows in the metrics while Redis is down")
+        // Three failed attempts while down (a server still loading its data after the restart may add one).
+        let lags = lagsWhileDown.withLock { $0 }
+        #expect(lags.count >= 3 && lags.allSatisfy { $0 == 260 }, "the lag shows in the metrics while Redis is down: \(lags)")
         let text = registry.emitToString()
-        #expect(PipelineMetricsTests.value(text, #"tributary_pipeline_retries_total{pipeline="outage",sink="redis"}"#) == 3)
+        #expect(PipelineMetricsTests.value(text, #"tributary_pipeline_retries_total{pipeline="outage",sink="redis"}"#) == Double(lags.count))
         #expect(PipelineMetricsTests.value(text, #"tributary_pipeline_lag_changes{pipeline="outage"}"#) == 0)
         #expect(try RedisFixtures.objects(redis.url) == RedisFixtures.storeObjects(store), "caught up once the server returned, nothing lost")
     }
