@@ -127,7 +127,7 @@ public final class RedisSink: Sink {
         while start < records.count {
             // Each call is written as soon as it is made: the server runs it while the next is built.
             let end = min(records.count, start + recordsPerCall)
-            let call = arguments(records[start..<end], checkpoint: end == records.count ? records[end - 1].position : nil)
+            let call = arguments(records[start..<end], checkpoint: records[end - 1].position)
             connection.append(call, after: ["EVALSHA", sha])
             try connection.flush()
             calls.append(call)

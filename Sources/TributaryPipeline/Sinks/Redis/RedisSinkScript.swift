@@ -6,10 +6,15 @@
 /// Calling convention: `KEYS[1]` is the checkpoint key, `KEYS[2…]` one object key per record.
 /// `ARGV[1]` the format (`hash` or `json`), `ARGV[2]` the ttl in seconds (0: none),
 /// `ARGV[3]` the channel (empty: none), `ARGV[4]` the tombstone's lifetime in seconds,
-/// `ARGV[5]` the checkpoint position (empty: leave it). Then per record: the operation
-/// (`c`, `u`, `d`, `r`), its position (`42.3`), and for `hash` the number of fields set and of
+/// `ARGV[5]` the checkpoint position (the call's last record, or the position checkpointed).
+/// Then per record: the operation (`c`, `u`, `d`, `r`), its position (`42.3`), and for `hash` the number of fields set and of
 /// fields removed, the names and values set and the names removed; for `json` the object of
 /// values to set as JSON text. Returns the number of records applied.
+///
+/// Every call moves the checkpoint key to its last record, so the key always holds the newest
+/// position applied: an insert or delete beyond it is written without reading the object or
+/// its tombstone (nothing stored can be newer while one pipeline writes under that key);
+/// records at or before it, which only a redelivery brings, take the comparing path.
 ///
 /// An object's position is the `_position` field of its hash (or member of its JSON object);
 /// a delete removes the key and leaves `KEY:deleted` holding the delete's position for
@@ -40,6 +45,7 @@ public enum RedisSinkScript {
     local ttl = tonumber(ARGV[2])
     local channel = ARGV[3]
     local tombstone = tonumber(ARGV[4])
+    local checkpointed = redis.call('GET', KEYS[1])
     local a = 6
     local applied = 0
     for k = 2, #KEYS do
@@ -55,6 +61,33 @@ public enum RedisSinkScript {
         first = a + 2
         a = first + 2 * nset + nremove
       end
+      if op ~= 'u' and newer(pos, checkpointed) then
+        -- Beyond everything applied (one writer per checkpoint key): nothing stored is newer.
+        if op == 'd' then
+          redis.call('DEL', key)
+          if tombstone > 0 then
+            redis.call('SET', key .. ':deleted', pos, 'EX', tombstone)
+          else
+            redis.call('SET', key .. ':deleted', pos)
+          end
+        else
+          if json then
+            local values = cjson.decode(patch)
+            values['_position'] = pos
+            redis.call('SET', key, cjson.encode(values))
+          else
+            redis.call('DEL', key)
+            if nset > 0 then
+              redis.call('HSET', key, '_position', pos, unpack(ARGV, first, first + 2 * nset - 1))
+            else
+              redis.call('HSET', key, '_position', pos)
+            end
+          end
+          if ttl > 0 then redis.call('EXPIRE', key, ttl) end
+        end
+        if channel ~= '' then redis.call('PUBLISH', channel, key) end
+        applied = applied + 1
+      else
       local stored, doc
       if json then
         local text = redis.call('GET', key)
@@ -106,11 +139,9 @@ public enum RedisSinkScript {
         if channel ~= '' then redis.call('PUBLISH', channel, key) end
         applied = applied + 1
       end
+      end
     end
-    if ARGV[5] ~= '' then
-      local current = redis.call('GET', KEYS[1])
-      if newer(ARGV[5], current) then redis.call('SET', KEYS[1], ARGV[5]) end
-    end
+    if ARGV[5] ~= '' and newer(ARGV[5], checkpointed) then redis.call('SET', KEYS[1], ARGV[5]) end
     return applied
     """
 }
