@@ -157,6 +157,32 @@ enum RedisFixtures {
         try await stale.close()
     }
 
+    @Test func aRefusedCallMovesTheCheckpointBackBeforeIt() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        let admin = try RedisFixtures.connect(redis.url)
+        #expect(try admin.command(["SET", "Post:3", "not a hash"]) == .status("OK"))
+        let context = SinkContext(pipeline: "refused", storeID: Self.storeID, model: SinkSuite.model)
+        let sink = RedisSink(name: "redis", settings: RedisSinkSettings(url: URL(string: redis.url)!))
+        sink.recordsPerCall = 2
+        #expect(try await sink.open(context) == nil)
+        // Post:3's update finds a string where a hash belongs: the second call (Post:3, Post:4) fails.
+        let records = (1...6).map { Self.record($0 == 3 ? .update : .create, Int64($0), Int64($0), ["title": .string("T\($0)")]) }
+        let error = try await #require(throws: TributaryError.self) { try await sink.deliver(records) }
+        #expect(error.code == .sinkRejected)
+        #expect(error.message.contains("WRONGTYPE"), "\(error)")
+        // The third call (Post:5 and Post:6) ran after the refused second one: the checkpoint is back after Post:2.
+        #expect(try admin.command(["GET", "tributary:checkpoint:refused"]).text == "2.0")
+        #expect(try admin.command(["HGET", "Post:6", "title"]).text == "T6")
+        let restarted = RedisSink(name: "redis", settings: RedisSinkSettings(url: URL(string: redis.url)!))
+        #expect(try await restarted.open(context) == StreamPosition(token: 2, index: 0), "a restart delivers the refused records again")
+        #expect(try admin.command(["DEL", "Post:3"]) == .integer(1))
+        try await restarted.deliver(Array(records.dropFirst(2)))
+        #expect(try admin.command(["HGET", "Post:4", "title"]).text == "T4")
+        #expect(try admin.command(["GET", "tributary:checkpoint:refused"]).text == "6.0")
+        try await restarted.close()
+    }
+
     @Test func theShippedPipelineCachesTheStoreInTheServerOfREDISURL() async throws {
         let redis = try RedisServer.start()
         defer { redis.stop() }

@@ -50,6 +50,7 @@ public final class RedisSink: Sink {
     private let template: RedisKeyTemplate
     private var json = JSONWriter()
     private var calls: [RedisArguments] = []
+    private var ends: [StreamPosition] = []
     private var keys = RedisArguments()
     private var values = RedisArguments()
 
@@ -122,6 +123,7 @@ public final class RedisSink: Sink {
     public func deliver(_ records: [StreamRecord]) async throws {
         guard !records.isEmpty else { return }
         calls.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
         let connection = try connect()
         var start = 0
         while start < records.count {
@@ -131,15 +133,16 @@ public final class RedisSink: Sink {
             connection.append(call, after: ["EVALSHA", sha])
             try connection.flush()
             calls.append(call)
+            ends.append(records[end - 1].position)
             start = end
         }
-        try readReplies(calls, from: connection)
+        try readReplies(calls, ends: ends, from: connection)
         position = max(position ?? records[records.count - 1].position, records[records.count - 1].position)
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
         if let current = self.position, current >= position { return current }
-        try run([arguments([], checkpoint: position)])
+        try run([arguments([], checkpoint: position)], ends: [position])
         self.position = position
         return position
     }
@@ -150,31 +153,41 @@ public final class RedisSink: Sink {
     }
 
     /// Sends the script calls in one round trip and reads their replies.
-    private func run(_ calls: [RedisArguments]) throws {
+    private func run(_ calls: [RedisArguments], ends: [StreamPosition]) throws {
         let connection = try connect()
         for call in calls { connection.append(call, after: ["EVALSHA", sha]) }
-        try readReplies(calls, from: connection)
+        try readReplies(calls, ends: ends, from: connection)
     }
 
-    /// Reads the replies of `calls`, sent with `EVALSHA`; those the server no longer knows the
-    /// script for (`NOSCRIPT`) go again with `EVAL`.
-    private func readReplies(_ calls: [RedisArguments], from connection: RedisConnection) throws {
-        var missing: [Int] = []
-        var failed: TributaryError?
+    /// Reads the replies of `calls` (sent with `EVALSHA`, each moving the checkpoint to its entry
+    /// of `ends`). From the first call the server did not run because it no longer knows the
+    /// script (`NOSCRIPT`), the calls go again, in order, with `EVAL`. When a call fails, later
+    /// calls may have moved the checkpoint past its records: it is moved back to the last
+    /// call applied whole before the error is thrown, so a restart delivers them again.
+    private func readReplies(_ calls: [RedisArguments], ends: [StreamPosition], from connection: RedisConnection) throws {
+        var failed: (index: Int, error: TributaryError)?
+        var firstMissing: Int?
         for index in calls.indices {
             let reply = try connection.reply()
-            if case .error(let message) = reply {
-                if message.hasPrefix("NOSCRIPT") { missing.append(index) } else if failed == nil { failed = failure(reply, doing: "EVALSHA") }
+            guard case .error(let message) = reply else { continue }
+            if message.hasPrefix("NOSCRIPT") {
+                if firstMissing == nil { firstMissing = index }
+            } else if failed == nil {
+                failed = (index, failure(reply, doing: "EVALSHA"))
             }
         }
-        if let failed { throw failed }
-        guard !missing.isEmpty else { return }
-        for index in missing { connection.append(calls[index], after: ["EVAL", RedisSinkScript.source]) }
-        for _ in missing {
-            let reply = try connection.reply()
-            if case .error = reply, failed == nil { failed = failure(reply, doing: "EVAL") }
+        if let start = firstMissing, failed.map({ start < $0.index }) ?? true {
+            failed = nil
+            for index in start..<calls.count { connection.append(calls[index], after: ["EVAL", RedisSinkScript.source]) }
+            for index in start..<calls.count {
+                let reply = try connection.reply()
+                if case .error = reply, failed == nil { failed = (index, failure(reply, doing: "EVAL")) }
+            }
         }
-        if let failed { throw failed }
+        guard let failed else { return }
+        let restore = failed.index > 0 ? ends[failed.index - 1] : position
+        _ = try connection.command(restore.map { ["SET", checkpointKey, $0.description] } ?? ["DEL", checkpointKey])
+        throw failed.error
     }
 
     /// The script's arguments after the SHA (the number of keys, the keys, the values) for
