@@ -46,6 +46,8 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["sink_fts_vs_bulk"], PipelineBenchmarks.ftsVsBulk),
     (["sink_http_vs_bulk"], PipelineBenchmarks.httpVsBulk),
     (["sink_fts_latency_p99_ms", "sink_http_latency_p99_ms"], PipelineBenchmarks.latency),
+    (["sink_redis_vs_bulk"], RedisSinkBenchmarks.vsBulk),
+    (["sink_redis_latency_p99_ms"], RedisSinkBenchmarks.latency),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {

@@ -45,6 +45,8 @@ public struct PipelineFile: Sendable {
             case fullTextIndex(path: String, entities: [String: [String]])
             /// JSON batches POSTed to a URL.
             case http(url: URL, bearerTokenEnvironment: String?, bearerTokenFile: String?, timeout: TimeInterval, format: StreamFormat)
+            /// Objects cached in Redis, as hashes or JSON, under a key template.
+            case redis(RedisSinkSettings)
         }
 
         /// The sink's name (default: its type, numbered when repeated).
