@@ -28,6 +28,27 @@ public enum FreePort {
         }
     }
 
+    /// Connects to 127.0.0.1:`port`, sends `text` and returns the server's first answer (up
+    /// to 256 bytes), nil when nothing answers.
+    ///
+    /// ```swift
+    /// let ready = FreePort.request("PING\r\n", to: port) == "+PONG\r\n"
+    /// ```
+    public static func request(_ text: String, to port: Int) -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = loopback(port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return nil }
+        _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
+    }
+
     /// Connects to 127.0.0.1:`port`, sends `text` and closes (for a server's shutdown command).
     public static func send(_ text: String, to port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

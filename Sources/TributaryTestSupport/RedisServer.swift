@@ -16,7 +16,8 @@ public enum RedisServer {
                 executable: try Executables.find("redis-server", in: ["/usr/bin", "/usr/local/bin"]),
                 arguments: ["--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory.path, "--save", "",
                             "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--daemonize", "no"],
-                ready: { FreePort.accepts($0) },
+                // Ready once it answers PING: while it loads its data it answers -LOADING.
+                ready: { FreePort.request("PING\r\n", to: $0) == "+PONG\r\n" },
                 shutdown: { FreePort.send("SHUTDOWN\r\n", to: $0) })
         }
     }
