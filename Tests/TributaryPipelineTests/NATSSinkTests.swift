@@ -26,6 +26,7 @@ import TributaryTestSupport
             let batch = try subscription.fetch(batch: 2_000, timeout: 2)
             guard let last = batch.last else { break }
             all += batch.map(\.message)
+            for message in batch.dropLast() { try message.acknowledge(wait: false) }
             try last.acknowledge()
         }
         return all

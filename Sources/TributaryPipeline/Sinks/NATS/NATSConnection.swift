@@ -303,23 +303,43 @@ public final class NATSConnection {
     // MARK: Pull consumers
 
     /// Subscribes through durable pull consumer `durable` of `stream` (created if missing) to
-    /// `subject`, with explicit acknowledgment of all messages up to the one acknowledged,
-    /// at most `maximumAckPending` delivered and not acknowledged, redelivered after `ackWait` seconds.
-    public func pullSubscribe(stream: String, subject: String, durable: String, maximumAckPending: Int, ackWait: TimeInterval) throws -> NATSPullSubscription {
+    /// `subject`, each message acknowledged explicitly, at most `maximumAckPending` delivered
+    /// and not acknowledged, redelivered after `ackWait` seconds. A new consumer starts at
+    /// `startSequence` (the stream's start when nil).
+    public func pullSubscribe(stream: String, subject: String, durable: String, maximumAckPending: Int, ackWait: TimeInterval,
+                              startSequence: UInt64? = nil) throws -> NATSPullSubscription {
         var options = jsSubOptions()
         jsSubOptions_Init(&options)
         var subscription: OpaquePointer?
         var code = jsErrCode(0)
         let status = stream.withCString { streamName in
             options.Stream = streamName
-            options.Config.AckPolicy = js_AckAll
+            options.Config.AckPolicy = js_AckExplicit
             options.Config.MaxAckPending = Int64(maximumAckPending)
             options.Config.AckWait = Int64(ackWait * 1_000_000_000)
-            options.Config.DeliverPolicy = js_DeliverAll
+            options.Config.DeliverPolicy = startSequence == nil ? js_DeliverAll : js_DeliverByStartSequence
+            options.Config.OptStartSeq = startSequence ?? 0
             return js_PullSubscribe(&subscription, context, subject, durable, nil, &options, &code)
         }
         try check(status, "cannot subscribe to stream \(stream) as consumer \(durable)", code: code)
-        return NATSPullSubscription(subscription: subscription, owner: self)
+        return NATSPullSubscription(subscription: subscription, owner: self, stream: stream, consumer: durable)
+    }
+
+    /// Deletes consumer `consumer` of `stream` if it exists.
+    public func deleteConsumer(stream: String, consumer: String) throws {
+        var code = jsErrCode(0)
+        let status = js_DeleteConsumer(context, stream, consumer, nil, &code)
+        if status == NATS_NOT_FOUND || code == JSConsumerNotFoundErr { return }
+        try check(status, "cannot delete consumer \(consumer) of stream \(stream)", code: code)
+    }
+
+    /// Consumer `consumer` of `stream`: its pending and unacknowledged counts.
+    public func consumerState(stream: String, consumer: String) throws -> NATSConsumerState {
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var code = jsErrCode(0)
+        try check(js_GetConsumerInfo(&info, context, stream, consumer, nil, &code), "cannot read the state of consumer \(consumer)", code: code)
+        defer { jsConsumerInfo_Destroy(info) }
+        return NATSConsumerState(pending: info?.pointee.NumPending ?? 0, ackPending: info?.pointee.NumAckPending ?? 0)
     }
 
     // MARK: Helpers
@@ -448,11 +468,15 @@ public final class NATSReceivedMessage {
 
     deinit { natsMsg_Destroy(handle) }
 
-    /// Acknowledges this message (and, with the consumer's ack-all policy, every one before
-    /// it) and waits for the server to confirm.
-    public func acknowledge() throws {
-        var code = jsErrCode(0)
-        try owner.check(natsMsg_AckSync(handle, nil, &code), "cannot acknowledge message \(message.sequence)", code: code)
+    /// Acknowledges this message; with `wait`, waits for the server to confirm (which
+    /// confirms the acknowledgments sent before it on the connection too).
+    public func acknowledge(wait: Bool = true) throws {
+        if wait {
+            var code = jsErrCode(0)
+            try owner.check(natsMsg_AckSync(handle, nil, &code), "cannot acknowledge message \(message.sequence)", code: code)
+        } else {
+            try owner.check(natsMsg_Ack(handle, nil), "cannot acknowledge message \(message.sequence)")
+        }
     }
 }
 
@@ -466,9 +490,14 @@ public final class NATSPullSubscription {
     private var subscription: OpaquePointer?
     private let owner: NATSConnection
 
-    fileprivate init(subscription: OpaquePointer?, owner: NATSConnection) {
+    private let stream: String
+    private let consumer: String
+
+    fileprivate init(subscription: OpaquePointer?, owner: NATSConnection, stream: String, consumer: String) {
         self.subscription = subscription
         self.owner = owner
+        self.stream = stream
+        self.consumer = consumer
     }
 
     deinit { natsSubscription_Destroy(subscription) }
@@ -490,11 +519,5 @@ public final class NATSPullSubscription {
     }
 
     /// The consumer's pending and unacknowledged counts.
-    public func state() throws -> NATSConsumerState {
-        var info: UnsafeMutablePointer<jsConsumerInfo>?
-        var code = jsErrCode(0)
-        try owner.check(natsSubscription_GetConsumerInfo(&info, subscription, nil, &code), "cannot read the consumer's state", code: code)
-        defer { jsConsumerInfo_Destroy(info) }
-        return NATSConsumerState(pending: info?.pointee.NumPending ?? 0, ackPending: info?.pointee.NumAckPending ?? 0)
-    }
+    public func state() throws -> NATSConsumerState { try owner.consumerState(stream: stream, consumer: consumer) }
 }

@@ -4,11 +4,16 @@ import TributaryStreams
 
 /// Keeps a replica store up to date from a JetStream stream written by a ``NATSSink``,
 /// through a durable pull consumer: each fetched batch is applied (batch requests keeping the
-/// source's primary keys), the positions reached are saved beside the replica, and only then
-/// is the batch acknowledged. A replica killed at any point and started again gets the
-/// unacknowledged batch again (at most one batch is ever unacknowledged, so nothing newer
-/// overtakes it), skips what its saved positions show applied, and applies the rest: it
-/// loses nothing, and what it repeats changes nothing.
+/// source's primary keys), the stream sequence and record positions reached are saved beside
+/// the replica (`STORE.nats-position`), and only then is the batch acknowledged.
+///
+/// The replica, not the consumer, is the truth about what was applied: on start the consumer
+/// is made again to deliver from the message after the saved sequence, because messages a
+/// killed replica had fetched but not acknowledged would otherwise be redelivered after newer
+/// ones. So a replica killed at any point and started again loses nothing, and what it
+/// repeats (a batch applied but not yet saved) changes nothing. Since the consumer is made
+/// again, a stream with `interest` retention may drop messages no other consumer wants while
+/// the replica starts: replicate from streams with `limits` retention (the sink's default).
 ///
 /// ```swift
 /// let replicator = try NATSReplicator(url: "nats://127.0.0.1:4222", stream: "TRIBUTARY", target: URL(fileURLWithPath: "replica.sqlite"), model: model)
@@ -38,6 +43,7 @@ public final class NATSReplicator {
     private let model: ManagedObjectModel
     private let positionURL: URL
     private var applied: [String: StreamPosition]
+    private var appliedSequence: UInt64
 
     /// A replicator of `stream` on `url` into the store at `target` (created with `model` if
     /// missing; an existing store keeps its own model when `model` is nil), through durable
@@ -63,7 +69,7 @@ public final class NATSReplicator {
         guard let store = coordinator.persistentStores.first else { throw TributaryError(.noStore, "the replica has no store", location: targetURL.path) }
         self.model = store.model
         positionURL = targetURL.deletingLastPathComponent().appendingPathComponent(targetURL.lastPathComponent + ".nats-position")
-        applied = try Self.loadPositions(positionURL)
+        (appliedSequence, applied) = try Self.loadPositions(positionURL)
         connection = try NATSConnection(url: url, sink: "replay")
         guard let info = try connection.streamInfo(stream) else {
             throw TributaryError(.invalidInput, "there is no stream \(stream)", location: url, hint: "name the stream a nats sink publishes to, such as nats://HOST:PORT/TRIBUTARY")
@@ -72,7 +78,9 @@ public final class NATSReplicator {
             throw TributaryError(.invalidInput, "stream \(stream) has \(info.config.subjects.count) subjects (\(info.config.subjects.joined(separator: ", ")))", location: url,
                                  hint: "replay from a stream with one subject filter, as a nats sink creates it")
         }
-        subscription = try connection.pullSubscribe(stream: stream, subject: subject, durable: self.consumer, maximumAckPending: self.batchSize, ackWait: ackWait)
+        try connection.deleteConsumer(stream: stream, consumer: self.consumer)
+        subscription = try connection.pullSubscribe(stream: stream, subject: subject, durable: self.consumer, maximumAckPending: self.batchSize, ackWait: ackWait,
+                                                    startSequence: appliedSequence + 1)
     }
 
     /// The default consumer name: `replica-` and the target's file name, with a hash of its
@@ -99,8 +107,14 @@ public final class NATSReplicator {
         guard let lastMessage = messages.last else { return 0 }
         var applier = StreamRecordApplier(coordinator: target, model: model, batchSize: batchSize)
         var reached = applied
+        var sequence = appliedSequence
         for received in messages {
             let message = received.message
+            if message.sequence <= sequence {
+                summary.skipped += 1
+                continue
+            }
+            sequence = message.sequence
             guard let store = message.headers[NATSSink.storeHeader], let text = message.headers[NATSSink.positionHeader],
                   let position = try? StreamPosition(parsing: text) else {
                 throw TributaryError(.invalidInput, "message \(message.sequence) on \(message.subject) has no \(NATSSink.positionHeader) or \(NATSSink.storeHeader) header",
@@ -117,10 +131,12 @@ public final class NATSReplicator {
             summary.last = position
         }
         try applier.flush()
-        if reached != applied {
-            try Self.savePositions(reached, to: positionURL)
+        if sequence != appliedSequence {
+            try Self.savePositions(sequence, reached, to: positionURL)
             applied = reached
+            appliedSequence = sequence
         }
+        for received in messages.dropLast() { try received.acknowledge(wait: false) }
         try lastMessage.acknowledge()
         return messages.count
     }
@@ -143,23 +159,29 @@ public final class NATSReplicator {
         return summary
     }
 
-    /// The positions file: one `STORE-ID POSITION` line per source store.
-    private static func loadPositions(_ url: URL) throws -> [String: StreamPosition] {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return [:] }
+    /// The positions file: `sequence N` (the last stream sequence applied), then one
+    /// `STORE-ID POSITION` line per source store.
+    private static func loadPositions(_ url: URL) throws -> (UInt64, [String: StreamPosition]) {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return (0, [:]) }
         var positions: [String: StreamPosition] = [:]
+        var sequence: UInt64 = 0
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: " ")
+            if parts.count == 2, parts[0] == "sequence", let value = UInt64(parts[1]) {
+                sequence = value
+                continue
+            }
             guard parts.count == 2, let position = try? StreamPosition(parsing: String(parts[1])) else {
                 throw TributaryError(.invalidInput, "the replica's position file has a bad line '\(line)'", location: url.path,
-                                     hint: "delete the file: the replica then applies the stream from the consumer's position again, which is harmless")
+                                     hint: "delete the file and the replica, and replay again from the start")
             }
             positions[String(parts[0])] = position
         }
-        return positions
+        return (sequence, positions)
     }
 
-    private static func savePositions(_ positions: [String: StreamPosition], to url: URL) throws {
-        let text = positions.keys.sorted().map { "\($0) \(positions[$0]!)\n" }.joined()
+    private static func savePositions(_ sequence: UInt64, _ positions: [String: StreamPosition], to url: URL) throws {
+        let text = "sequence \(sequence)\n" + positions.keys.sorted().map { "\($0) \(positions[$0]!)\n" }.joined()
         try DurableFile.write(Data(text.utf8), to: url)
     }
 }
