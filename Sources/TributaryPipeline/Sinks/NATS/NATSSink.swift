@@ -34,6 +34,10 @@ public final class NATSSink: Sink {
     private var failuresSeen = 0
     /// Whether some of `unconfirmed` may be missing from the stream.
     private var needsRepublish = false
+    /// Subjects by entity and operation, made once.
+    private var subjects: [String: [StreamOperation: String]] = [:]
+    /// The source store's ID as the header holds it.
+    private var storeText = ""
 
     /// The header carrying the record's position.
     public static let positionHeader = "Tributary-Position"
@@ -55,6 +59,7 @@ public final class NATSSink: Sink {
 
     public func open(_ context: SinkContext) async throws -> StreamPosition? {
         self.context = context
+        storeText = context.storeID.lowercasedString
         let connection = try connect()
         try ensureStream(connection)
         lastPublished = try newestPublished(connection, context: context)
@@ -133,8 +138,15 @@ public final class NATSSink: Sink {
             line.removeAll(keepingCapacity: true)
             encoder.encode(record, into: &line)
             if line.last == 0x0A { line.removeLast() }
-            let message = NATSMessage(subject: settings.subject(for: record), data: line, headers: [
-                Self.messageIDHeader: record.eventID, Self.positionHeader: record.position.description, Self.storeHeader: context.storeID.lowercasedString,
+            let subject: String
+            if let known = subjects[record.entityName]?[record.operation] {
+                subject = known
+            } else {
+                subject = settings.subject(for: record)
+                subjects[record.entityName, default: [:]][record.operation] = subject
+            }
+            let message = NATSMessage(subject: subject, data: line, headers: [
+                Self.messageIDHeader: record.eventID, Self.positionHeader: record.position.description, Self.storeHeader: storeText,
                 Self.pipelineHeader: context.pipeline, Self.formatHeader: settings.format.rawValue,
             ])
             guard connection.isConnected else {
