@@ -19,6 +19,10 @@ public struct StreamRecordApplier {
     private let native = NativeRecordReader()
 
     /// An applier writing to `coordinator`'s store with `model`, `batchSize` records per request at most.
+    ///
+    /// ```swift
+    /// var applier = StreamRecordApplier(coordinator: replica, model: model, batchSize: 500)
+    /// ```
     public init(coordinator: PersistentStoreCoordinator, model: ManagedObjectModel, batchSize: Int = 1_000) {
         self.model = model
         applier = ReplayApplier(coordinator: coordinator, model: model, batchSize: batchSize)
@@ -26,14 +30,26 @@ public struct StreamRecordApplier {
 
     /// Adds the record `line` (one record of `format`, without its newline) at `position`;
     /// it is written by this call or a later one, at the latest by ``flush()``.
+    ///
+    /// ```swift
+    /// try applier.add(line: bytes[...], format: .native, position: StreamPosition(token: 42, index: 0))
+    /// ```
     public mutating func add(line: ArraySlice<UInt8>, format: StreamFormat, position: StreamPosition) throws {
         let change = try ReplayChange(line: line, format: format, model: model, ids: ids, native: native)
         _ = try applier.add(change, position: position)
     }
 
     /// Writes every record added.
+    ///
+    /// ```swift
+    /// try applier.flush()
+    /// ```
     public mutating func flush() throws { try applier.flush() }
 
     /// The position of the last record written.
+    ///
+    /// ```swift
+    /// let through = applier.appliedThrough
+    /// ```
     public var appliedThrough: StreamPosition? { applier.appliedThrough }
 }

@@ -180,11 +180,19 @@ public final class NATSConnection {
     }
 
     /// Whether the connection is up (not reconnecting or closed).
+    ///
+    /// ```swift
+    /// guard connection.isConnected else { throw TributaryError.sinkUnavailable("nats", "down") }
+    /// ```
     public var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
 
     // MARK: Streams
 
     /// The stream named `name`, nil when there is none.
+    ///
+    /// ```swift
+    /// let info = try connection.streamInfo("TRIBUTARY")
+    /// ```
     public func streamInfo(_ name: String) throws -> NATSStreamInfo? {
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(0)
@@ -197,6 +205,10 @@ public final class NATSConnection {
     }
 
     /// Creates the stream.
+    ///
+    /// ```swift
+    /// try connection.addStream(NATSStreamConfig(name: "TRIBUTARY", subjects: ["tributary.*"]))
+    /// ```
     public func addStream(_ config: NATSStreamConfig) throws {
         try withConfig(config) { cConfig in
             var info: UnsafeMutablePointer<jsStreamInfo>?
@@ -207,6 +219,10 @@ public final class NATSConnection {
     }
 
     /// Changes the stream's configuration.
+    ///
+    /// ```swift
+    /// try connection.updateStream(NATSStreamConfig(name: "TRIBUTARY", subjects: ["tributary.*"], duplicateWindow: 60))
+    /// ```
     public func updateStream(_ config: NATSStreamConfig) throws {
         try withConfig(config) { cConfig in
             var info: UnsafeMutablePointer<jsStreamInfo>?
@@ -217,6 +233,10 @@ public final class NATSConnection {
     }
 
     /// Deletes the stream (tests and benchmarks start over with it).
+    ///
+    /// ```swift
+    /// try connection.deleteStream("TRIBUTARY")
+    /// ```
     public func deleteStream(_ name: String) throws {
         var code = jsErrCode(0)
         let status = js_DeleteStream(context, name, nil, &code)
@@ -225,6 +245,10 @@ public final class NATSConnection {
     }
 
     /// The message with sequence `sequence`, nil when it was deleted or never stored.
+    ///
+    /// ```swift
+    /// let message = try connection.message(stream: "TRIBUTARY", sequence: 1)
+    /// ```
     public func message(stream: String, sequence: UInt64) throws -> NATSMessage? {
         var message: OpaquePointer?
         var code = jsErrCode(0)
@@ -236,6 +260,10 @@ public final class NATSConnection {
     }
 
     /// The last message on `subject` in the stream, nil when there is none.
+    ///
+    /// ```swift
+    /// let last = try connection.lastMessage(stream: "TRIBUTARY", subject: "tributary.Post")
+    /// ```
     public func lastMessage(stream: String, subject: String) throws -> NATSMessage? {
         var message: OpaquePointer?
         var code = jsErrCode(0)
@@ -249,6 +277,10 @@ public final class NATSConnection {
     // MARK: Publishing
 
     /// Publishes and waits for the acknowledgment; returns whether the stream called it a duplicate.
+    ///
+    /// ```swift
+    /// let duplicate = try connection.publish(NATSMessage(subject: "tributary.Post", data: [], headers: ["Nats-Msg-Id": "id-1"]))
+    /// ```
     @discardableResult
     public func publish(_ message: NATSMessage) throws -> Bool {
         let cMessage = try makeMessage(message)
@@ -265,6 +297,11 @@ public final class NATSConnection {
 
     /// Publishes without waiting: waits only while ``maximumPending`` publishes are in flight.
     /// The acknowledgments are counted (see ``acknowledgments``).
+    ///
+    /// ```swift
+    /// try connection.publishAsync(message)
+    /// _ = connection.waitForAcknowledgments()
+    /// ```
     public func publishAsync(_ message: NATSMessage) throws {
         var cMessage: OpaquePointer? = try makeMessage(message)
         defer { natsMsg_Destroy(cMessage) }
@@ -275,6 +312,10 @@ public final class NATSConnection {
     }
 
     /// Acknowledgments counted so far: successes (duplicates among them) and failures, with the last failure's text.
+    ///
+    /// ```swift
+    /// if connection.acknowledgments.failed > 0 { print(connection.acknowledgments.lastError ?? "") }
+    /// ```
     public var acknowledgments: (acknowledged: Int, duplicates: Int, failed: Int, lastError: String?) {
         (counter.acknowledged.load(ordering: .relaxed), counter.duplicates.load(ordering: .relaxed), counter.failed.load(ordering: .relaxed),
          counter.lastError.withLock { $0 })
@@ -282,6 +323,10 @@ public final class NATSConnection {
 
     /// Waits until every asynchronous publish has its acknowledgment, at most `timeout`
     /// seconds; returns false when some are still missing.
+    ///
+    /// ```swift
+    /// let complete = connection.waitForAcknowledgments(timeout: 5)
+    /// ```
     public func waitForAcknowledgments(timeout seconds: TimeInterval? = nil) -> Bool {
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
@@ -291,6 +336,10 @@ public final class NATSConnection {
 
     /// Forgets the asynchronous publishes still waiting for an acknowledgment (their
     /// acknowledgments, if they come, are ignored); returns how many there were.
+    ///
+    /// ```swift
+    /// connection.abandonPending()
+    /// ```
     @discardableResult
     public func abandonPending() -> Int {
         var list = natsMsgList()
@@ -306,6 +355,10 @@ public final class NATSConnection {
     /// `subject`, each message acknowledged explicitly, at most `maximumAckPending` delivered
     /// and not acknowledged, redelivered after `ackWait` seconds. A new consumer starts at
     /// `startSequence` (the stream's start when nil).
+    ///
+    /// ```swift
+    /// let subscription = try connection.pullSubscribe(stream: "TRIBUTARY", subject: "tributary.*", durable: "replica", maximumAckPending: 500, ackWait: 2)
+    /// ```
     public func pullSubscribe(stream: String, subject: String, durable: String, maximumAckPending: Int, ackWait: TimeInterval,
                               startSequence: UInt64? = nil) throws -> NATSPullSubscription {
         var options = jsSubOptions()
@@ -326,6 +379,10 @@ public final class NATSConnection {
     }
 
     /// Deletes consumer `consumer` of `stream` if it exists.
+    ///
+    /// ```swift
+    /// try connection.deleteConsumer(stream: "TRIBUTARY", consumer: "replica")
+    /// ```
     public func deleteConsumer(stream: String, consumer: String) throws {
         var code = jsErrCode(0)
         let status = js_DeleteConsumer(context, stream, consumer, nil, &code)
@@ -334,6 +391,10 @@ public final class NATSConnection {
     }
 
     /// Consumer `consumer` of `stream`: its pending and unacknowledged counts.
+    ///
+    /// ```swift
+    /// let state = try connection.consumerState(stream: "TRIBUTARY", consumer: "replica")
+    /// ```
     public func consumerState(stream: String, consumer: String) throws -> NATSConsumerState {
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var code = jsErrCode(0)
@@ -470,6 +531,10 @@ public final class NATSReceivedMessage {
 
     /// Acknowledges this message; with `wait`, waits for the server to confirm (which
     /// confirms the acknowledgments sent before it on the connection too).
+    ///
+    /// ```swift
+    /// try received.acknowledge()
+    /// ```
     public func acknowledge(wait: Bool = true) throws {
         if wait {
             var code = jsErrCode(0)
@@ -504,6 +569,10 @@ public final class NATSPullSubscription {
 
     /// Fetches at most `batch` messages, waiting at most `timeout` seconds for the first; an
     /// empty array when none came.
+    ///
+    /// ```swift
+    /// let messages = try subscription.fetch(batch: 100, timeout: 1)
+    /// ```
     public func fetch(batch: Int, timeout: TimeInterval) throws -> [NATSReceivedMessage] {
         var list = natsMsgList()
         let status = natsSubscription_Fetch(&list, subscription, Int32(batch), Int64(timeout * 1000), nil)
@@ -519,5 +588,9 @@ public final class NATSPullSubscription {
     }
 
     /// The consumer's pending and unacknowledged counts.
+    ///
+    /// ```swift
+    /// let drained = try subscription.state().pending == 0
+    /// ```
     public func state() throws -> NATSConsumerState { try owner.consumerState(stream: stream, consumer: consumer) }
 }

@@ -48,12 +48,25 @@ public final class NATSReplicator {
     /// A replicator of `stream` on `url` into the store at `target` (created with `model` if
     /// missing; an existing store keeps its own model when `model` is nil), through durable
     /// consumer `consumer` (default: named after the target's path).
+    ///
+    /// ```swift
+    /// let replicator = try NATSReplicator(url: "nats://127.0.0.1:4222", stream: "TRIBUTARY", target: URL(fileURLWithPath: "replica.sqlite"), model: nil)
+    /// ```
     public init(url: String, stream: String, target targetFile: URL, model: ManagedObjectModel?, consumer: String? = nil, batchSize: Int = 500,
                 ackWait: TimeInterval = 2) throws {
         self.stream = stream
         self.batchSize = max(1, batchSize)
         let targetURL = targetFile.standardizedFileURL
         self.consumer = consumer ?? Self.consumerName(for: targetURL)
+        // Connect first, so that a wrong URL or stream creates no replica.
+        connection = try NATSConnection(url: url, sink: "replay")
+        guard let info = try connection.streamInfo(stream) else {
+            throw TributaryError(.invalidInput, "there is no stream \(stream)", location: url, hint: "name the stream a nats sink publishes to, such as nats://HOST:PORT/TRIBUTARY")
+        }
+        guard info.config.subjects.count == 1, let subject = info.config.subjects.first else {
+            throw TributaryError(.invalidInput, "stream \(stream) has \(info.config.subjects.count) subjects (\(info.config.subjects.joined(separator: ", ")))", location: url,
+                                 hint: "replay from a stream with one subject filter, as a nats sink creates it")
+        }
         let coordinator: PersistentStoreCoordinator
         if let model {
             coordinator = PersistentStoreCoordinator(managedObjectModel: model)
@@ -70,14 +83,6 @@ public final class NATSReplicator {
         self.model = store.model
         positionURL = targetURL.deletingLastPathComponent().appendingPathComponent(targetURL.lastPathComponent + ".nats-position")
         (appliedSequence, applied) = try Self.loadPositions(positionURL)
-        connection = try NATSConnection(url: url, sink: "replay")
-        guard let info = try connection.streamInfo(stream) else {
-            throw TributaryError(.invalidInput, "there is no stream \(stream)", location: url, hint: "name the stream a nats sink publishes to, such as nats://HOST:PORT/TRIBUTARY")
-        }
-        guard info.config.subjects.count == 1, let subject = info.config.subjects.first else {
-            throw TributaryError(.invalidInput, "stream \(stream) has \(info.config.subjects.count) subjects (\(info.config.subjects.joined(separator: ", ")))", location: url,
-                                 hint: "replay from a stream with one subject filter, as a nats sink creates it")
-        }
         try connection.deleteConsumer(stream: stream, consumer: self.consumer)
         subscription = try connection.pullSubscribe(stream: stream, subject: subject, durable: self.consumer, maximumAckPending: self.batchSize, ackWait: ackWait,
                                                     startSequence: appliedSequence + 1)
@@ -101,6 +106,11 @@ public final class NATSReplicator {
 
     /// Fetches one batch (waiting at most `timeout` seconds for it), applies it, saves the
     /// positions and acknowledges it; returns the messages fetched (0 when none came).
+    ///
+    /// ```swift
+    /// var summary = NATSReplicator.Summary()
+    /// while try replicator.replicateOnce(summary: &summary) > 0 {}
+    /// ```
     @discardableResult
     public func replicateOnce(timeout: TimeInterval = 1, summary: inout Summary) throws -> Int {
         let messages = try subscription.fetch(batch: batchSize, timeout: timeout)
@@ -143,6 +153,10 @@ public final class NATSReplicator {
 
     /// Replicates until the consumer has nothing left (or, with `follow`, until `stop` is
     /// requested), calling `progress` after each batch.
+    ///
+    /// ```swift
+    /// let summary = try replicator.run(follow: true, stop: stop) { print($0.records) }
+    /// ```
     public func run(follow: Bool, stop: StopSignal, progress: (Summary) -> Void = { _ in }) throws -> Summary {
         var summary = Summary()
         while !stop.isRequested {
