@@ -48,6 +48,8 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["sink_fts_latency_p99_ms", "sink_http_latency_p99_ms"], PipelineBenchmarks.latency),
     (["sink_redis_vs_bulk"], RedisSinkBenchmarks.vsBulk),
     (["sink_redis_latency_p99_ms"], RedisSinkBenchmarks.latency),
+    (["sink_nats_vs_bulk"], NATSSinkBenchmarks.vsBulk),
+    (["sink_nats_latency_p99_ms"], NATSSinkBenchmarks.latency),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {

@@ -1,17 +1,23 @@
 import ArgumentParser
 import Foundation
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
-/// `tributary replay DIR --into STORE [--until TOKEN|DATE] [--model FILE] [--resume]`.
+/// `tributary replay DIR --into STORE [--until TOKEN|DATE] [--model FILE] [--resume]`, or
+/// `tributary replay nats://HOST:PORT/STREAM --into STORE [--model FILE] [--follow]`.
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Rebuild a store from a change stream, up to a token or a date.",
-        discussion: "Example: tributary replay stream/ --into copy.sqlite --until 2024-05-01T12:00:00Z"
+        discussion: """
+            Example: tributary replay stream/ --into copy.sqlite --until 2024-05-01T12:00:00Z
+            From NATS JetStream: tributary replay nats://127.0.0.1:4222/TRIBUTARY --into replica.sqlite --model model.yml --follow
+            (a durable consumer named after the replica; --model is needed until the replica exists).
+            """
     )
 
-    @Argument(help: "The stream directory.")
+    @Argument(help: "The stream directory, or nats://HOST:PORT/STREAM.")
     var directory: String
 
     @Option(name: .long, help: "The store to rebuild (created if missing).")
@@ -26,7 +32,18 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Continue into a store that is not empty (after the position an earlier replay saved).")
     var resume = false
 
+    @Flag(name: .long, help: "With nats://: keep applying new messages until SIGTERM or SIGINT.")
+    var follow = false
+
+    func validate() throws {
+        if follow && !directory.lowercased().hasPrefix("nats://") { throw ValidationError("--follow goes with a nats://HOST:PORT/STREAM source") }
+        if directory.lowercased().hasPrefix("nats://") && (until != nil || resume) {
+            throw ValidationError("--until and --resume go with a stream directory; a nats:// replica always resumes from its consumer")
+        }
+    }
+
     func run() async throws {
+        if directory.lowercased().hasPrefix("nats://") { return try replayFromNATS() }
         let limit = try until.map { try ReplayLimit(parsing: $0) }
         let givenModel = try model.map { try ManagedObjectModel(yamlFile: URL(fileURLWithPath: $0)) }
         let replayer = try StreamReplayer(directory: URL(fileURLWithPath: directory), model: givenModel)
@@ -38,5 +55,31 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         Console.endProgress()
         Console.print("replayed \(summary.records) records into \(into)\(summary.last.map { " through \($0)" } ?? "")")
+    }
+
+    private func replayFromNATS() throws {
+        guard let url = URL(string: directory), let host = url.host, let port = url.port,
+              let stream = url.path.split(separator: "/").first.map(String.init), url.path.split(separator: "/").count == 1 else {
+            throw ValidationError("'\(directory)' is not nats://HOST:PORT/STREAM")
+        }
+        let givenModel = try model.map { try ManagedObjectModel(yamlFile: URL(fileURLWithPath: $0)) }
+        let replicator = try NATSReplicator(url: "nats://\(host):\(port)", stream: stream, target: URL(fileURLWithPath: into), model: givenModel)
+        let stop = StopSignal()
+        var sources: [any DispatchSourceSignal] = []
+        if follow {
+            for number in [SIGTERM, SIGINT] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { stop.request() }
+                source.resume()
+                sources.append(source)
+            }
+        }
+        defer { for source in sources { source.cancel() } }
+        let summary = try replicator.run(follow: follow, stop: stop) { progress in
+            Console.progress("applied \(progress.records) records")
+        }
+        Console.endProgress()
+        Console.print("applied \(summary.records) records from stream \(stream) into \(into)\(summary.last.map { " through \($0)" } ?? "")")
     }
 }

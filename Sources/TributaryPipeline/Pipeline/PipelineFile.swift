@@ -47,6 +47,8 @@ public struct PipelineFile: Sendable {
             case http(url: URL, bearerTokenEnvironment: String?, bearerTokenFile: String?, timeout: TimeInterval, format: StreamFormat)
             /// Objects cached in Redis, as hashes or JSON, under a key template.
             case redis(RedisSinkSettings)
+            /// Records published to a NATS JetStream stream.
+            case nats(NATSSinkSettings)
         }
 
         /// The sink's name (default: its type, numbered when repeated).

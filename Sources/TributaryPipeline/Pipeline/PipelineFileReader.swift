@@ -21,6 +21,7 @@ struct PipelineFileReader {
         "fts": ["path", "entities"],
         "http": ["url", "bearer_token_env", "bearer_token_file", "timeout", "format"],
         "redis": redisKeys,
+        "nats": NATSSinkSettings.keys,
     ]
     static let checkpointKeys = ["records", "seconds"]
     static let retryKeys = ["initial", "max", "max_attempts"]
@@ -204,6 +205,8 @@ struct PipelineFileReader {
             kind = .fullTextIndex(path: try string(try required("path", hint: "add path: ${TRIBUTARY_OUT}/search.sqlite"), key + ".path"), entities: entities)
         case "redis":
             kind = .redis(try readRedisSink(map, node: node, key: key))
+        case "nats":
+            kind = .nats(try readNATSSink(map, node: node, key: key, format: try format()))
         default:
             let urlNode = try required("url", hint: "add url: https://example.com/hook")
             let text = try string(urlNode, key + ".url")
@@ -297,7 +300,7 @@ struct PipelineFileReader {
     private func positive(_ node: Node, _ key: String) throws -> Int { try integer(node, key, minimum: 1) }
 
     /// Seconds from `250ms`, `5s`, `10m`, `2h`, `7d` or a plain number of seconds.
-    private func duration(_ node: Node, _ key: String) throws -> TimeInterval {
+    func duration(_ node: Node, _ key: String) throws -> TimeInterval {
         let text = try string(node, key).trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {

@@ -115,6 +115,7 @@ public final class PipelineRunner {
             return HTTPSink(name: settings.name, url: url, bearerTokenEnvironment: tokenEnvironment, bearerTokenFile: tokenFile, timeout: timeout,
                             format: format, environment: environment)
         case .redis(let redis): return RedisSink(name: settings.name, settings: redis, environment: environment)
+        case .nats(let nats): return NATSSink(name: settings.name, settings: nats)
         }
     }
 
