@@ -46,6 +46,8 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["sink_fts_vs_bulk"], PipelineBenchmarks.ftsVsBulk),
     (["sink_http_vs_bulk"], PipelineBenchmarks.httpVsBulk),
     (["sink_fts_latency_p99_ms", "sink_http_latency_p99_ms"], PipelineBenchmarks.latency),
+    (["sink_postgres_vs_bulk"], PostgresSinkBenchmarks.throughput),
+    (["sink_postgres_latency_p99_ms"], PostgresSinkBenchmarks.latency),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {

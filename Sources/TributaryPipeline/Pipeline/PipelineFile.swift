@@ -45,6 +45,8 @@ public struct PipelineFile: Sendable {
             case fullTextIndex(path: String, entities: [String: [String]])
             /// JSON batches POSTed to a URL.
             case http(url: URL, bearerTokenEnvironment: String?, bearerTokenFile: String?, timeout: TimeInterval, format: StreamFormat)
+            /// Mirror tables in PostgreSQL.
+            case postgres(PostgresSinkSettings)
         }
 
         /// The sink's name (default: its type, numbered when repeated).

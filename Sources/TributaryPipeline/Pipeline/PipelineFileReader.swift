@@ -20,6 +20,7 @@ struct PipelineFileReader {
         "stdout": ["format"],
         "fts": ["path", "entities"],
         "http": ["url", "bearer_token_env", "bearer_token_file", "timeout", "format"],
+        "postgres": postgresKeys,
     ]
     static let checkpointKeys = ["records", "seconds"]
     static let retryKeys = ["initial", "max", "max_attempts"]
@@ -201,6 +202,8 @@ struct PipelineFileReader {
                 entities[name] = list
             }
             kind = .fullTextIndex(path: try string(try required("path", hint: "add path: ${TRIBUTARY_OUT}/search.sqlite"), key + ".path"), entities: entities)
+        case "postgres":
+            kind = .postgres(try readPostgresSink(map, node: node, key: key))
         default:
             let urlNode = try required("url", hint: "add url: https://example.com/hook")
             let text = try string(urlNode, key + ".url")

@@ -114,6 +114,7 @@ public final class PipelineRunner {
         case .http(let url, let tokenEnvironment, let tokenFile, let timeout, let format):
             return HTTPSink(name: settings.name, url: url, bearerTokenEnvironment: tokenEnvironment, bearerTokenFile: tokenFile, timeout: timeout,
                             format: format, environment: environment)
+        case .postgres(let postgres): return PostgresSink(name: settings.name, settings: postgres, onError: settings.onError, environment: environment)
         }
     }
 
