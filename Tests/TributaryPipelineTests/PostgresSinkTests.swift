@@ -277,6 +277,34 @@ enum PostgresMirror {
         try await sink.close()
     }
 
+    @Test func aSnapshotTakenAgainAfterACrashReplacesTheRowsOfTheInterruptedOne() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        func snapshot(token: Int64, keys: [Int64]) -> [StreamRecord] {
+            keys.enumerated().map { index, key in
+                StreamRecord(position: StreamPosition(token: token, index: index, isSnapshot: true), storeID: SinkSuite.storeID, timestamp: Date(), author: nil, contextName: nil,
+                             operation: .read, objectID: ObjectID(storeID: SinkSuite.storeID, entityName: "Post", primaryKey: key),
+                             properties: [PropertyChange(name: "title", after: .string("at \(token)"))])
+            }
+        }
+        let settings = try Self.settings(server, schema: "public")
+        let first = PostgresSink(name: "pg", settings: settings)
+        _ = try await first.open(SinkSuite.context)
+        try await first.deliver(Array(snapshot(token: 5, keys: [1, 2, 3, 4]).prefix(3)))
+        // The process dies before the snapshot ends; post 2 is deleted meanwhile, so the next snapshot is taken at a later token.
+        let second = PostgresSink(name: "pg", settings: settings)
+        #expect(try await second.open(SinkSuite.context)?.description == "5.r2")
+        try await second.deliver(snapshot(token: 9, keys: [1, 3, 4]))
+        try await second.close()
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\", title FROM \"Post\" ORDER BY 1") == ["1|at 9", "3|at 9", "4|at 9"])
+        // The same snapshot resumed (same token) keeps what it applied.
+        let third = PostgresSink(name: "pg", settings: settings)
+        #expect(try await third.open(SinkSuite.context)?.description == "9.r2")
+        try await third.deliver(snapshot(token: 9, keys: [1, 3, 4, 5]))
+        try await third.close()
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\" FROM \"Post\" ORDER BY 1") == ["1", "3", "4", "5"])
+    }
+
     @Test func refusesAMirrorOfAnotherStore() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }

@@ -99,7 +99,8 @@ import TributaryTestSupport
     }
 
     @Test func serverKilledDuringARunIsRetriedAndCaughtUpWithTheLagInTheMetrics() async throws {
-        let server = try PostgresServer.start()
+        // Durable: a server without fsync and synchronous commits may lose its last commits when killed.
+        let server = try PostgresServer.start(durable: true)
         defer { server.stop() }
         let dir = TemporaryDirectory()
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))

@@ -46,11 +46,33 @@ struct PostgresBatch {
     private var links: [LinkKey: Bool] = [:]
     private var linkOrder: [LinkKey] = []
 
-    /// Folds `records` (in position order) into statements against `schema`; a record of an
+    /// Folds `records` (in position order) into statements against `schema`, first emptying
+    /// the tables of the entities in `clearing` (and the join tables they own); a record of an
     /// entity the schema has no table for is refused (`sinkRejected`, naming sink `sink`).
-    init<Records: Sequence>(_ records: Records, schema: PostgresMirrorSchema, sink: String) throws where Records.Element == StreamRecord {
+    init<Records: Sequence>(_ records: Records, schema: PostgresMirrorSchema, sink: String, clearing: [String] = []) throws where Records.Element == StreamRecord {
+        for entity in clearing {
+            guard let table = schema.table(forRecordEntity: entity) else { continue }
+            statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table.name))"))
+            for join in table.joinTables.values.sorted() { statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(join))")) }
+        }
         for record in records { try add(record, schema: schema, sink: sink) }
         try makeStatements(schema: schema)
+    }
+
+    /// The entities whose tables a batch must empty before it applies `records`: a snapshot
+    /// replaces its entities' rows, so the first record of each entity in a snapshot (one
+    /// at another token than the last applied record, or of another entity) starts its table
+    /// over; `last` is the last applied record's position and entity.
+    static func entitiesToClear<Records: Sequence>(_ records: Records, after last: (position: StreamPosition, entity: String?)?) -> [String] where Records.Element == StreamRecord {
+        var current = last
+        var clearing: [String] = []
+        for record in records {
+            if record.position.isSnapshot, !(current.map { $0.position.isSnapshot && $0.position.token == record.position.token && $0.entity == record.entityName } ?? false) {
+                if !clearing.contains(record.entityName) { clearing.append(record.entityName) }
+            }
+            current = (record.position, record.entityName)
+        }
+        return clearing
     }
 
     private mutating func add(_ record: StreamRecord, schema: PostgresMirrorSchema, sink: String) throws {

@@ -142,6 +142,6 @@ public struct PostgresMirrorSchema: Sendable {
     /// The statement creating the checkpoint table if it is missing.
     public func checkpointTableStatement() -> String {
         "CREATE TABLE IF NOT EXISTS \(qualified(Self.checkpointTable)) (pipeline text PRIMARY KEY, store_id uuid NOT NULL, token bigint NOT NULL, "
-            + "\"index\" integer NOT NULL, snapshot boolean NOT NULL, updated_at timestamptz NOT NULL)"
+            + "\"index\" integer NOT NULL, snapshot boolean NOT NULL, entity text, updated_at timestamptz NOT NULL)"
     }
 }

@@ -42,6 +42,8 @@ public final class PostgresSink: Sink {
     private var nextConnectionID = 1
     /// The position the checkpoint table holds.
     private var applied: StreamPosition?
+    /// The entity of the record at that position (for snapshots, which replace each entity's rows).
+    private var appliedEntity: String?
 
     /// A sink with `settings`, following `onError` for rejected records, reading the password
     /// from `environment` or the file the settings name.
@@ -75,9 +77,10 @@ public final class PostgresSink: Sink {
         let pending = records.filter { applied == nil || $0.position > applied! }
         guard let last = pending.last else { return }
         do {
-            let batch = try PostgresBatch(pending, schema: schema, sink: name)
-            try await apply(batch.statements, through: last.position, on: connection)
+            let batch = try PostgresBatch(pending, schema: schema, sink: name, clearing: clearing(pending))
+            try await apply(batch.statements, through: last.position, entity: last.entityName, on: connection)
             applied = last.position
+            appliedEntity = last.entityName
         } catch let error as PSQLError where Self.isRejection(error) {
             try await applyOneByOne(pending, schema: schema)
         } catch let error as TributaryError where error.code == .sinkRejected {
@@ -92,9 +95,10 @@ public final class PostgresSink: Sink {
         for record in records {
             let connection = try await connected()
             do {
-                let statements = try PostgresBatch([record], schema: schema, sink: name).statements
-                try await apply(statements, through: record.position, on: connection)
+                let statements = try PostgresBatch([record], schema: schema, sink: name, clearing: clearing([record])).statements
+                try await apply(statements, through: record.position, entity: record.entityName, on: connection)
                 applied = record.position
+                appliedEntity = record.entityName
                 continue
             } catch let error as PSQLError where Self.isRejection(error) {
                 refused.append((record, Self.describe(error)))
@@ -103,8 +107,9 @@ public final class PostgresSink: Sink {
             }
             guard onError == .deadLetter else { break }
             // Skip it: the runtime writes the batch to the dead letters and moves on.
-            try await apply([], through: record.position, on: connection)
+            try await apply([], through: record.position, entity: record.entityName, on: connection)
             applied = record.position
+            appliedEntity = record.entityName
         }
         guard let first = refused.first else { return }
         let more = refused.count > 1 ? " (and \(refused.count - 1) more: \(refused.dropFirst().map(\.record.eventID).joined(separator: ", ")))" : ""
@@ -113,12 +118,17 @@ public final class PostgresSink: Sink {
                                               : "the records before it were applied; fix the table or the data, or use on_error: dead_letter to skip refused records")
     }
 
+    /// The entities whose rows `records` start over (see ``PostgresBatch/entitiesToClear(_:after:)``).
+    private func clearing(_ records: [StreamRecord]) -> [String] {
+        PostgresBatch.entitiesToClear(records, after: applied.map { ($0, appliedEntity) })
+    }
+
     /// Runs `statements` and the checkpoint update in one transaction.
-    private func apply(_ statements: [PostgresQuery], through position: StreamPosition, on connection: PostgresConnection) async throws {
+    private func apply(_ statements: [PostgresQuery], through position: StreamPosition, entity: String?, on connection: PostgresConnection) async throws {
         do {
             try await connection.query("BEGIN", logger: logger)
             for statement in statements { try await connection.query(statement, logger: logger) }
-            try await connection.query(checkpointQuery(position), logger: logger)
+            try await connection.query(checkpointQuery(position, entity: entity), logger: logger)
             try await connection.query("COMMIT", logger: logger)
         } catch let error as PSQLError where error.code == .server {
             _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -129,29 +139,33 @@ public final class PostgresSink: Sink {
         }
     }
 
-    private func checkpointQuery(_ position: StreamPosition) -> PostgresQuery {
+    private func checkpointQuery(_ position: StreamPosition, entity: String?) -> PostgresQuery {
         guard let schema, let context else { preconditionFailure("open the sink first") }
-        var binds = PostgresBindings(capacity: 5)
+        var binds = PostgresBindings(capacity: 6)
         binds.append(context.pipeline)
         binds.append(context.storeID)
         binds.append(position.token)
         binds.append(Int32(clamping: position.index))
         binds.append(position.isSnapshot)
-        return PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) (pipeline, store_id, token, \"index\", snapshot, updated_at) "
-                             + "VALUES ($1, $2, $3, $4, $5, now()) ON CONFLICT (pipeline) DO UPDATE SET store_id = EXCLUDED.store_id, token = EXCLUDED.token, "
-                             + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, updated_at = EXCLUDED.updated_at", binds: binds)
+        binds.append(entity)
+        return PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) (pipeline, store_id, token, \"index\", snapshot, entity, updated_at) "
+                             + "VALUES ($1, $2, $3, $4, $5, $6, now()) ON CONFLICT (pipeline) DO UPDATE SET store_id = EXCLUDED.store_id, token = EXCLUDED.token, "
+                             + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, entity = EXCLUDED.entity, updated_at = EXCLUDED.updated_at", binds: binds)
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
         if let applied, applied >= position { return applied }
         // Records up to `position` were read and filtered out: remember that too.
         let connection = try await connected()
+        // Within the same snapshot the entity stays, so the snapshot's next record does not start its table over.
+        let entity = applied.map { $0.isSnapshot && position.isSnapshot && $0.token == position.token } == true ? appliedEntity : nil
         do {
-            try await connection.query(checkpointQuery(position), logger: logger)
+            try await connection.query(checkpointQuery(position, entity: entity), logger: logger)
         } catch {
             throw lost(error)
         }
         applied = position
+        appliedEntity = entity
         return applied
     }
 
@@ -182,17 +196,24 @@ public final class PostgresSink: Sink {
             }
             var binds = PostgresBindings()
             binds.append(context.pipeline)
-            let rows = try await made.query(PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
+            let rows = try await made.query(PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot, entity FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
                                                           binds: binds), logger: logger)
-            var position: StreamPosition?
-            for try await (storeID, token, index, snapshot) in rows.decode((UUID, Int64, Int32, Bool).self) {
+            var position: StreamPosition?, entity: String?
+            for try await (storeID, token, index, snapshot, lastEntity) in rows.decode((UUID, Int64, Int32, Bool, String?).self) {
                 guard storeID == context.storeID else {
                     throw TributaryError(.invalidInput, "the PostgreSQL schema '\(settings.schema)' mirrors store \(storeID.lowercasedString) for pipeline '\(context.pipeline)', not store \(context.storeID.lowercasedString)",
                                          location: "sink \(name)", hint: "give the pipeline another name or the sink another schema:, or drop the row of \(PostgresMirrorSchema.checkpointTable)")
                 }
                 position = StreamPosition(token: token, index: Int(index), isSnapshot: snapshot)
+                entity = lastEntity
+            }
+            if let known = applied, position.map({ $0 < known }) ?? true {
+                throw TributaryError(.postgresPositionLost, "PostgreSQL holds position \(position?.description ?? "none") for pipeline '\(context.pipeline)', behind \(known) that it had committed",
+                                     location: "sink \(name)", hint: "the server lost committed transactions (fsync or synchronous_commit off, then a crash); "
+                                         + "start the mirror over: drop its tables and its row of \(PostgresMirrorSchema.checkpointTable), and run the pipeline with a new consumer and snapshot: true")
             }
             applied = position
+            appliedEntity = entity
         } catch let error as TributaryError {
             try? await made.close()
             throw error

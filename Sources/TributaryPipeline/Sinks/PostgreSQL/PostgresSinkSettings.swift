@@ -90,3 +90,9 @@ public struct PostgresEndpoint: Sendable, Equatable, CustomStringConvertible {
         return String(text[..<scheme.upperBound]) + "…" + String(text[at...])
     }
 }
+
+extension TributaryError.Code {
+    /// PostgreSQL holds an older position than it had committed: the server lost committed
+    /// transactions, and the records since are gone from the pipeline's reach.
+    public static let postgresPositionLost = TributaryError.Code(rawValue: "postgresPositionLost")
+}
