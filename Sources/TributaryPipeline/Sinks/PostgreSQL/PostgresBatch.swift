@@ -8,12 +8,13 @@ import TributaryStreams
 /// row, an update merges its `after` values into what the batch already holds, a delete drops
 /// what the batch held for the row); per many-to-many link, the last add or remove wins. The
 /// statements run deletes first (rows, and the links of deleted objects), then link removals,
-/// then multi-row `INSERT … ON CONFLICT ("_pk") DO UPDATE` upserts grouped by the columns
-/// they set, then link additions. Unique constraints are deferred to the commit, so the
+/// then `INSERT … SELECT * FROM unnest($1, …) ON CONFLICT ("_pk") DO UPDATE` upserts (one
+/// typed array per column; multi-row `VALUES` when a value does not fit its column's type)
+/// grouped by the columns they set, then link additions. Unique constraints are deferred to the commit, so the
 /// order of rows inside a batch cannot trip them.
 ///
 /// ```swift
-/// let batch = try PostgresBatch(records, schema: schema, sink: "postgres")
+/// let batch = try PostgresBatch(records, schema: schema)
 /// for statement in batch.statements { try await connection.query(statement, logger: logger) }
 /// ```
 struct PostgresBatch {
@@ -47,15 +48,16 @@ struct PostgresBatch {
     private var linkOrder: [LinkKey] = []
 
     /// Folds `records` (in position order) into statements against `schema`, first emptying
-    /// the tables of the entities in `clearing` (and the join tables they own); a record of an
-    /// entity the schema has no table for is refused (`sinkRejected`, naming sink `sink`).
-    init<Records: Sequence>(_ records: Records, schema: PostgresMirrorSchema, sink: String, clearing: [String] = []) throws where Records.Element == StreamRecord {
+    /// the tables of the entities in `clearing` (and the join tables they own). A record of a
+    /// name the model does not know goes to the existing table of that name (PostgreSQL
+    /// refuses it if there is none).
+    init<Records: Sequence>(_ records: Records, schema: PostgresMirrorSchema, clearing: [String] = []) throws where Records.Element == StreamRecord {
         for entity in clearing {
-            guard let table = schema.table(forRecordEntity: entity) else { continue }
+            let table = schema.table(forRecordEntity: entity)
             statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table.name))"))
             for join in table.joinTables.values.sorted() { statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(join))")) }
         }
-        for record in records { try add(record, schema: schema, sink: sink) }
+        for record in records { add(record, schema: schema) }
         try makeStatements(schema: schema)
     }
 
@@ -75,11 +77,8 @@ struct PostgresBatch {
         return clearing
     }
 
-    private mutating func add(_ record: StreamRecord, schema: PostgresMirrorSchema, sink: String) throws {
-        guard let table = schema.table(forRecordEntity: record.entityName) else {
-            throw TributaryError.sinkRejected(sink, "record \(record.eventID) is of entity '\(record.entityName)', which has no table",
-                                              hint: "map the entity to a table with tables: {\(record.entityName): TABLE}, or filter it out with source.entities")
-        }
+    private mutating func add(_ record: StreamRecord, schema: PostgresMirrorSchema) {
+        let table = schema.table(forRecordEntity: record.entityName)
         let key = RowKey(table: table.name, key: record.objectID.primaryKey)
         switch record.operation {
         case .delete:
@@ -107,7 +106,7 @@ struct PostgresBatch {
                 for object in property.added { setLink(link, object: key.key, other: object.primaryKey, present: true) }
                 continue
             }
-            guard !property.isValueExcluded, let value = property.after, table.columns.contains(where: { $0.name == property.name }) else { continue }
+            guard !property.isValueExcluded, let value = property.after, table.hasColumn(property.name) else { continue }
             if rows[key] == nil {
                 rowOrder.append(key)
                 rows[key] = Row(table: table, values: [:], insertsBareRow: false)
@@ -154,20 +153,31 @@ struct PostgresBatch {
         for key in rowOrder {
             guard let row = rows[key] else { continue }
             if row.values.isEmpty && !row.insertsBareRow { continue }
-            let columns = [key.table] + row.table.columns.map(\.name).filter { row.values[$0] != nil }
+            let columns = [key.table] + (row.table.takesAnyColumn ? row.values.keys.sorted() : row.table.columns.map(\.name).filter { row.values[$0] != nil })
             if groups[columns] == nil { groupOrder.append(columns) }
             groups[columns, default: []].append(key)
         }
         for group in groupOrder {
             let table = group[0], columns = Array(group.dropFirst())
             let keys = groups[group]!
+            let conflict = " ON CONFLICT (\(pk)) DO " + (columns.isEmpty ? "NOTHING"
+                : "UPDATE SET " + columns.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
+            let columnList = ([PostgresMirrorSchema.keyColumn] + columns).map(PostgresMirrorSchema.quote).joined(separator: ", ")
+            if let arrays = Self.columnArrays(keys.map { rows[$0]! }, keys: keys.map(\.key), columns: columns) {
+                // One array per column: a short statement, whatever the batch's size.
+                var binds = PostgresBindings(capacity: arrays.count)
+                for array in arrays { try binds.append(array) }
+                let parameters = (1...arrays.count).map { "$\($0)" }.joined(separator: ", ")
+                statements.append(PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(table)) (\(columnList)) SELECT * FROM unnest(\(parameters))" + conflict, binds: binds))
+                continue
+            }
             let perStatement = max(1, Self.maximumParameters / (columns.count + 1))
             var start = 0
             while start < keys.count {
                 let slice = keys[start..<min(keys.count, start + perStatement)]
                 start += slice.count
                 var binds = PostgresBindings(capacity: slice.count * (columns.count + 1))
-                var sql = "INSERT INTO \(schema.qualified(table)) (\(([PostgresMirrorSchema.keyColumn] + columns).map(PostgresMirrorSchema.quote).joined(separator: ", "))) VALUES "
+                var sql = "INSERT INTO \(schema.qualified(table)) (\(columnList)) VALUES "
                 var parameter = 0
                 for (offset, key) in slice.enumerated() {
                     sql += offset == 0 ? "(" : ", ("
@@ -182,10 +192,7 @@ struct PostgresBatch {
                     }
                     sql += ")"
                 }
-                sql += " ON CONFLICT (\(pk)) DO "
-                sql += columns.isEmpty ? "NOTHING"
-                    : "UPDATE SET " + columns.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", ")
-                statements.append(PostgresQuery(unsafeSQL: sql, binds: binds))
+                statements.append(PostgresQuery(unsafeSQL: sql + conflict, binds: binds))
             }
         }
         for (table, keys) in additions.sorted(by: { $0.key < $1.key }) {
@@ -195,6 +202,23 @@ struct PostgresBatch {
             statements.append(PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(table)) (\"src\", \"dst\") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING",
                                             binds: binds))
         }
+    }
+
+    /// The group's columns as typed arrays (keys first), or nil when a table takes any column or a
+    /// value's kind does not fit its column's type (the group then binds its values one by one).
+    private static func columnArrays(_ rows: [Row], keys: [Int64], columns: [String]) -> [PostgresColumnArray]? {
+        guard let table = rows.first?.table, !table.takesAnyColumn else { return nil }
+        var keyArray = PostgresColumnArray(columnType: "bigint")!
+        for key in keys { _ = keyArray.append(.integer(key)) }
+        var arrays = [keyArray]
+        for column in columns {
+            guard let type = table.columns.first(where: { $0.name == column })?.type, var array = PostgresColumnArray(columnType: type) else { return nil }
+            for row in rows {
+                guard array.append(row.values[column]!) else { return nil }
+            }
+            arrays.append(array)
+        }
+        return arrays
     }
 
     /// Binds one value: its PostgreSQL type follows its kind; an object ID binds its primary key.

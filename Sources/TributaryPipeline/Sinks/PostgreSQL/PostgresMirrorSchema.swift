@@ -26,6 +26,12 @@ public struct PostgresMirrorSchema: Sendable {
         public var joinTables: [String: String]
         /// Every many-to-many relationship of the entity, by name: its join table, and whether this entity's key is in `src`.
         public var links: [String: (table: String, isSource: Bool)] = [:]
+        /// Whether the table takes any property as a column: an existing table named by records
+        /// a rename transform gave a name the model does not know.
+        public var takesAnyColumn = false
+
+        /// Whether the table has a column for property `name`.
+        public func hasColumn(_ name: String) -> Bool { takesAnyColumn || columns.contains { $0.name == name } }
     }
 
     /// One join table: the entities whose keys its `src` and `dst` columns hold.
@@ -94,8 +100,15 @@ public struct PostgresMirrorSchema: Sendable {
         self.tablesByName = byName
     }
 
-    /// The table of records carrying entity name `name` (an entity, or a table name a rename transform gave).
-    public func table(forRecordEntity name: String) -> Table? { tablesByName[name] }
+    /// The table of records carrying entity name `name`: an entity's table, or for a name the
+    /// model does not know (a rename transform gave it), the existing table of that name, whose
+    /// columns are the properties the records carry.
+    public func table(forRecordEntity name: String) -> Table {
+        if let table = tablesByName[name] { return table }
+        var table = Table(entity: EntityDescription(name: name), name: name, columns: [], joinTables: [:])
+        table.takesAnyColumn = true
+        return table
+    }
 
     /// The PostgreSQL type of an attribute type.
     ///

@@ -77,13 +77,11 @@ public final class PostgresSink: Sink {
         let pending = records.filter { applied == nil || $0.position > applied! }
         guard let last = pending.last else { return }
         do {
-            let batch = try PostgresBatch(pending, schema: schema, sink: name, clearing: clearing(pending))
+            let batch = try PostgresBatch(pending, schema: schema, clearing: clearing(pending))
             try await apply(batch.statements, through: last.position, entity: last.entityName, on: connection)
             applied = last.position
             appliedEntity = last.entityName
         } catch let error as PSQLError where Self.isRejection(error) {
-            try await applyOneByOne(pending, schema: schema)
-        } catch let error as TributaryError where error.code == .sinkRejected {
             try await applyOneByOne(pending, schema: schema)
         }
     }
@@ -95,15 +93,13 @@ public final class PostgresSink: Sink {
         for record in records {
             let connection = try await connected()
             do {
-                let statements = try PostgresBatch([record], schema: schema, sink: name, clearing: clearing([record])).statements
+                let statements = try PostgresBatch([record], schema: schema, clearing: clearing([record])).statements
                 try await apply(statements, through: record.position, entity: record.entityName, on: connection)
                 applied = record.position
                 appliedEntity = record.entityName
                 continue
             } catch let error as PSQLError where Self.isRejection(error) {
                 refused.append((record, Self.describe(error)))
-            } catch let error as TributaryError where error.code == .sinkRejected {
-                refused.append((record, error.message))
             }
             guard onError == .deadLetter else { break }
             // Skip it: the runtime writes the batch to the dead letters and moves on.

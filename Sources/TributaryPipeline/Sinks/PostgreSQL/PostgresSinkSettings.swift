@@ -12,7 +12,7 @@ import Tributary
 public struct PostgresSinkSettings: Sendable, Equatable {
     /// The server, user and database.
     public var endpoint: PostgresEndpoint
-    /// The environment variable holding the password, if the server asks for one.
+    /// The environment variable holding the password (unset or empty: no password, for a server that trusts the user).
     public var passwordEnvironment: String?
     /// The file holding the password, if the server asks for one.
     public var passwordFile: String?
