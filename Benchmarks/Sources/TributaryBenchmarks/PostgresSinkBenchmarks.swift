@@ -31,6 +31,9 @@ enum PostgresSinkBenchmarks {
         guard process.terminationStatus == 0 else { throw Failure(description: "psql: \(String(decoding: text, as: UTF8.self))") }
     }
 
+    /// Records per batch (`TRIBUTARY_BENCH_PG_BATCH`, default 1,000 as in `pipelines/postgres-mirror.yml`).
+    static let batchSize = ProcessInfo.processInfo.environment["TRIBUTARY_BENCH_PG_BATCH"].flatMap { Int($0) } ?? 1_000
+
     static func pipelineYAML(name: String, server: LocalServer, schema: String) -> String {
         """
         name: \(name)
@@ -39,8 +42,8 @@ enum PostgresSinkBenchmarks {
           - type: postgres
             url: \(server.url)
             schema: \(schema)
-            batch_size: 1000
-        checkpoint: {records: 10000, seconds: 1h}
+            batch_size: \(batchSize)
+        checkpoint: {records: \(max(10_000, batchSize)), seconds: 1h}
         """
     }
 
@@ -106,7 +109,7 @@ enum PostgresSinkBenchmarks {
             ])
             return [Measurement(name: "sink_postgres_vs_bulk", value: times[1] / times[0], unit: "ratio", goal: ">= 0.5",
                                 details: [("changes", Workload.rows), ("pipeline_changes_per_s", Double(Workload.rows) / times[0]),
-                                          ("copy_rows_per_s", Double(Workload.rows) / times[1]), ("server", "durable (fsync on)")])]
+                                          ("copy_rows_per_s", Double(Workload.rows) / times[1]), ("batch_size", batchSize), ("server", "durable (fsync on)")])]
         }
     }
 
