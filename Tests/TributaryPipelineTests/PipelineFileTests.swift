@@ -133,9 +133,10 @@ import Tributary
     @Test func shippedPipelinesParse() throws {
         let directory = PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yml") }.sorted()
-        #expect(files == ["audit-archive.yml", "nats-fanout.yml", "redis-cache.yml", "search-index.yml", "webhook.yml"])
+        #expect(files == ["audit-archive.yml", "nats-fanout.yml", "postgres-mirror.yml", "redis-cache.yml", "search-index.yml", "webhook.yml"])
         for file in files {
-            let pipeline = try PipelineFile(contentsOf: directory.appendingPathComponent(file), environment: ["TRIBUTARY_STORE": "/s.sqlite", "TRIBUTARY_OUT": "/o", "WEBHOOK_URL": "http://127.0.0.1:9/h"])
+            let pipeline = try PipelineFile(contentsOf: directory.appendingPathComponent(file), environment: ["TRIBUTARY_STORE": "/s.sqlite", "TRIBUTARY_OUT": "/o", "WEBHOOK_URL": "http://127.0.0.1:9/h",
+                                                                                                                                    "POSTGRES_URL": "postgres://u@127.0.0.1:9/d"])
             #expect(pipeline.source.store == "/s.sqlite")
         }
     }

@@ -50,6 +50,8 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["sink_redis_latency_p99_ms"], RedisSinkBenchmarks.latency),
     (["sink_nats_vs_bulk"], NATSSinkBenchmarks.vsBulk),
     (["sink_nats_latency_p99_ms"], NATSSinkBenchmarks.latency),
+    (["sink_postgres_vs_bulk"], PostgresSinkBenchmarks.throughput),
+    (["sink_postgres_latency_p99_ms"], PostgresSinkBenchmarks.latency),
     (["raw_vs_raw"], SelfCheckBenchmarks.rawVsRaw),
     (["grdb_vs_raw"], SelfCheckBenchmarks.grdbVsRaw),
     (["diagnostic_tributary_insert_only"], {

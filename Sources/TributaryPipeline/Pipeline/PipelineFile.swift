@@ -49,6 +49,8 @@ public struct PipelineFile: Sendable {
             case redis(RedisSinkSettings)
             /// Records published to a NATS JetStream stream.
             case nats(NATSSinkSettings)
+            /// Mirror tables in PostgreSQL.
+            case postgres(PostgresSinkSettings)
         }
 
         /// The sink's name (default: its type, numbered when repeated).

@@ -22,6 +22,7 @@ struct PipelineFileReader {
         "http": ["url", "bearer_token_env", "bearer_token_file", "timeout", "format"],
         "redis": redisKeys,
         "nats": NATSSinkSettings.keys,
+        "postgres": postgresKeys,
     ]
     static let checkpointKeys = ["records", "seconds"]
     static let retryKeys = ["initial", "max", "max_attempts"]
@@ -207,6 +208,8 @@ struct PipelineFileReader {
             kind = .redis(try readRedisSink(map, node: node, key: key))
         case "nats":
             kind = .nats(try readNATSSink(map, node: node, key: key, format: try format()))
+        case "postgres":
+            kind = .postgres(try readPostgresSink(map, node: node, key: key))
         default:
             let urlNode = try required("url", hint: "add url: https://example.com/hook")
             let text = try string(urlNode, key + ".url")

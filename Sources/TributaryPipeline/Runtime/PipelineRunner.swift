@@ -116,6 +116,7 @@ public final class PipelineRunner {
                             format: format, environment: environment)
         case .redis(let redis): return RedisSink(name: settings.name, settings: redis, environment: environment)
         case .nats(let nats): return NATSSink(name: settings.name, settings: nats)
+        case .postgres(let postgres): return PostgresSink(name: settings.name, settings: postgres, onError: settings.onError, environment: environment)
         }
     }
 

@@ -1,0 +1,239 @@
+import Foundation
+import PostgresNIO
+import Tributary
+import TributaryStreams
+
+/// A batch of records folded into the few statements that leave PostgreSQL as applying the
+/// records one by one would: per row, the last state wins (a create or snapshot read sets the
+/// row, an update merges its `after` values into what the batch already holds, a delete drops
+/// what the batch held for the row); per many-to-many link, the last add or remove wins. The
+/// statements run deletes first (rows, and the links of deleted objects), then link removals,
+/// then `INSERT … SELECT * FROM unnest($1, …) ON CONFLICT ("_pk") DO UPDATE` upserts (one
+/// typed array per column; multi-row `VALUES` when a value does not fit its column's type)
+/// grouped by the columns they set, then link additions. Unique constraints are deferred to the commit, so the
+/// order of rows inside a batch cannot trip them.
+///
+/// ```swift
+/// let batch = try PostgresBatch(records, schema: schema)
+/// for statement in batch.statements { try await connection.query(statement, logger: logger) }
+/// ```
+struct PostgresBatch {
+    private struct RowKey: Hashable {
+        var table: String
+        var key: Int64
+    }
+
+    private struct LinkKey: Hashable {
+        var table: String
+        var source: Int64
+        var destination: Int64
+    }
+
+    private struct Row {
+        var table: PostgresMirrorSchema.Table
+        var values: [String: AttributeValue]
+        var insertsBareRow: Bool
+    }
+
+    /// PostgreSQL takes at most 65,535 parameters per statement; stay well below.
+    static let maximumParameters = 30_000
+
+    private(set) var statements: [PostgresQuery] = []
+    private var rows: [RowKey: Row] = [:]
+    private var rowOrder: [RowKey] = []
+    private var deletes: [String: [Int64]] = [:]
+    private var deleteOrder: [String] = []
+    private var deletedObjects: [String: [Int64]] = [:]
+    private var links: [LinkKey: Bool] = [:]
+    private var linkOrder: [LinkKey] = []
+
+    /// Folds `records` (in position order) into statements against `schema`, first emptying
+    /// the tables of the entities in `clearing` (and the join tables they own). A record of a
+    /// name the model does not know goes to the existing table of that name (PostgreSQL
+    /// refuses it if there is none).
+    init<Records: Sequence>(_ records: Records, schema: PostgresMirrorSchema, clearing: [String] = []) throws where Records.Element == StreamRecord {
+        for entity in clearing {
+            let table = schema.table(forRecordEntity: entity)
+            statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table.name))"))
+            for join in table.joinTables.values.sorted() { statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(join))")) }
+        }
+        for record in records { add(record, schema: schema) }
+        try makeStatements(schema: schema)
+    }
+
+    /// The entities whose tables a batch must empty before it applies `records`: a snapshot
+    /// replaces its entities' rows, so the first record of each entity in a snapshot (one
+    /// at another token than the last applied record, or of another entity) starts its table
+    /// over; `last` is the last applied record's position and entity.
+    static func entitiesToClear<Records: Sequence>(_ records: Records, after last: (position: StreamPosition, entity: String?)?) -> [String] where Records.Element == StreamRecord {
+        var current = last
+        var clearing: [String] = []
+        for record in records {
+            if record.position.isSnapshot, !(current.map { $0.position.isSnapshot && $0.position.token == record.position.token && $0.entity == record.entityName } ?? false) {
+                if !clearing.contains(record.entityName) { clearing.append(record.entityName) }
+            }
+            current = (record.position, record.entityName)
+        }
+        return clearing
+    }
+
+    private mutating func add(_ record: StreamRecord, schema: PostgresMirrorSchema) {
+        let table = schema.table(forRecordEntity: record.entityName)
+        let key = RowKey(table: table.name, key: record.objectID.primaryKey)
+        switch record.operation {
+        case .delete:
+            if rows.removeValue(forKey: key) != nil { rowOrder.removeAll { $0 == key } }
+            if deletes[table.name] == nil { deleteOrder.append(table.name) }
+            deletes[table.name, default: []].append(key.key)
+            deletedObjects[table.entity.name, default: []].append(key.key)
+            for join in schema.joinTables where join.sourceEntity == table.entity.name || join.destinationEntity == table.entity.name {
+                for link in linkOrder where link.table == join.name
+                    && ((join.sourceEntity == table.entity.name && link.source == key.key) || (join.destinationEntity == table.entity.name && link.destination == key.key)) {
+                    links[link] = nil
+                }
+            }
+            return
+        case .create, .read:
+            if rows[key] == nil { rowOrder.append(key) }
+            rows[key] = Row(table: table, values: [:], insertsBareRow: true)
+        case .update:
+            break
+        }
+        for property in record.properties {
+            if property.isMembershipChange {
+                guard let link = table.links[property.name] else { continue }
+                for object in property.removed { setLink(link, object: key.key, other: object.primaryKey, present: false) }
+                for object in property.added { setLink(link, object: key.key, other: object.primaryKey, present: true) }
+                continue
+            }
+            guard !property.isValueExcluded, let value = property.after, table.hasColumn(property.name) else { continue }
+            if rows[key] == nil {
+                rowOrder.append(key)
+                rows[key] = Row(table: table, values: [:], insertsBareRow: false)
+            }
+            rows[key]!.values[property.name] = value
+        }
+    }
+
+    private mutating func setLink(_ link: (table: String, isSource: Bool), object: Int64, other: Int64, present: Bool) {
+        let key = LinkKey(table: link.table, source: link.isSource ? object : other, destination: link.isSource ? other : object)
+        if links[key] == nil { linkOrder.append(key) }
+        links[key] = present
+    }
+
+    private mutating func makeStatements(schema: PostgresMirrorSchema) throws {
+        let pk = PostgresMirrorSchema.quote(PostgresMirrorSchema.keyColumn)
+        for table in deleteOrder {
+            var binds = PostgresBindings()
+            binds.append(deletes[table]!)
+            statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table)) WHERE \(pk) = ANY($1)", binds: binds))
+        }
+        for join in schema.joinTables {
+            for (column, entity) in [("src", join.sourceEntity), ("dst", join.destinationEntity)] {
+                guard let keys = deletedObjects[entity] else { continue }
+                var binds = PostgresBindings()
+                binds.append(keys)
+                statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(join.name)) WHERE \"\(column)\" = ANY($1)", binds: binds))
+            }
+        }
+        let liveLinks = linkOrder.filter { links[$0] != nil }
+        var removals: [String: [LinkKey]] = [:], additions: [String: [LinkKey]] = [:]
+        for link in liveLinks {
+            if links[link] == true { additions[link.table, default: []].append(link) } else { removals[link.table, default: []].append(link) }
+        }
+        for (table, keys) in removals.sorted(by: { $0.key < $1.key }) {
+            var binds = PostgresBindings()
+            binds.append(keys.map(\.source))
+            binds.append(keys.map(\.destination))
+            statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table)) WHERE (\"src\", \"dst\") IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))", binds: binds))
+        }
+        // Upserts, grouped by table and the columns they set.
+        var groups: [[String]: [RowKey]] = [:]
+        var groupOrder: [[String]] = []
+        for key in rowOrder {
+            guard let row = rows[key] else { continue }
+            if row.values.isEmpty && !row.insertsBareRow { continue }
+            let columns = [key.table] + (row.table.takesAnyColumn ? row.values.keys.sorted() : row.table.columns.map(\.name).filter { row.values[$0] != nil })
+            if groups[columns] == nil { groupOrder.append(columns) }
+            groups[columns, default: []].append(key)
+        }
+        for group in groupOrder {
+            let table = group[0], columns = Array(group.dropFirst())
+            let keys = groups[group]!
+            let conflict = " ON CONFLICT (\(pk)) DO " + (columns.isEmpty ? "NOTHING"
+                : "UPDATE SET " + columns.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
+            let columnList = ([PostgresMirrorSchema.keyColumn] + columns).map(PostgresMirrorSchema.quote).joined(separator: ", ")
+            if let arrays = Self.columnArrays(keys.map { rows[$0]! }, keys: keys.map(\.key), columns: columns) {
+                // One array per column: a short statement, whatever the batch's size.
+                var binds = PostgresBindings(capacity: arrays.count)
+                for array in arrays { try binds.append(array) }
+                let parameters = (1...arrays.count).map { "$\($0)" }.joined(separator: ", ")
+                statements.append(PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(table)) (\(columnList)) SELECT * FROM unnest(\(parameters))" + conflict, binds: binds))
+                continue
+            }
+            let perStatement = max(1, Self.maximumParameters / (columns.count + 1))
+            var start = 0
+            while start < keys.count {
+                let slice = keys[start..<min(keys.count, start + perStatement)]
+                start += slice.count
+                var binds = PostgresBindings(capacity: slice.count * (columns.count + 1))
+                var sql = "INSERT INTO \(schema.qualified(table)) (\(columnList)) VALUES "
+                var parameter = 0
+                for (offset, key) in slice.enumerated() {
+                    sql += offset == 0 ? "(" : ", ("
+                    parameter += 1
+                    sql += "$\(parameter)"
+                    binds.append(key.key)
+                    let values = rows[key]!.values
+                    for column in columns {
+                        parameter += 1
+                        sql += ", $\(parameter)"
+                        try Self.bind(values[column]!, into: &binds)
+                    }
+                    sql += ")"
+                }
+                statements.append(PostgresQuery(unsafeSQL: sql + conflict, binds: binds))
+            }
+        }
+        for (table, keys) in additions.sorted(by: { $0.key < $1.key }) {
+            var binds = PostgresBindings()
+            binds.append(keys.map(\.source))
+            binds.append(keys.map(\.destination))
+            statements.append(PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(table)) (\"src\", \"dst\") SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING",
+                                            binds: binds))
+        }
+    }
+
+    /// The group's columns as typed arrays (keys first), or nil when a table takes any column or a
+    /// value's kind does not fit its column's type (the group then binds its values one by one).
+    private static func columnArrays(_ rows: [Row], keys: [Int64], columns: [String]) -> [PostgresColumnArray]? {
+        guard let table = rows.first?.table, !table.takesAnyColumn else { return nil }
+        var keyArray = PostgresColumnArray(columnType: "bigint")!
+        for key in keys { _ = keyArray.append(.integer(key)) }
+        var arrays = [keyArray]
+        for column in columns {
+            guard let type = table.columns.first(where: { $0.name == column })?.type, var array = PostgresColumnArray(columnType: type) else { return nil }
+            for row in rows {
+                guard array.append(row.values[column]!) else { return nil }
+            }
+            arrays.append(array)
+        }
+        return arrays
+    }
+
+    /// Binds one value: its PostgreSQL type follows its kind; an object ID binds its primary key.
+    static func bind(_ value: AttributeValue, into binds: inout PostgresBindings) throws {
+        switch value {
+        case .null: binds.appendNull()
+        case .string(let text): binds.append(text)
+        case .integer(let number): binds.append(number)
+        case .double(let number): binds.append(number)
+        case .bool(let flag): binds.append(flag)
+        case .date(let date): binds.append(date)
+        case .uuid(let uuid): binds.append(uuid)
+        case .data(let data): try binds.append(data)
+        case .objectID(let object): binds.append(object.primaryKey)
+        case .array(let items): binds.append(items.map(\.description))
+        }
+    }
+}

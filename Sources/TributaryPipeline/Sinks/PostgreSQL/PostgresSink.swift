@@ -1,0 +1,280 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Tributary
+import TributaryStreams
+
+/// Mirrors a store into PostgreSQL through postgres-nio: one table per entity (see
+/// ``PostgresMirrorSchema``), made from the store's model unless `create_tables: false`.
+/// Each delivered batch runs in ONE PostgreSQL transaction: its records folded into
+/// multi-row upserts (`INSERT … ON CONFLICT ("_pk") DO UPDATE` of the columns the records
+/// carry; updates apply only their `after` values; snapshot reads are upserts too) and
+/// deletes, together with the pipeline's position in `tributary_checkpoints`. ``open(_:)``
+/// returns that position, and a batch is skipped up to it, so a redelivery after a crash
+/// applies nothing twice.
+///
+/// Failures: a lost or refused connection, and server errors other than bad data, are
+/// `sinkUnavailable` (the runtime retries with backoff; the sink reconnects and reads its
+/// position again, since a commit whose answer was lost may have landed). When PostgreSQL
+/// rejects a batch's data (SQLSTATE classes 22 data exception, 23 integrity constraint, 42
+/// undefined table or column, wrong type), the sink applies the batch again record by
+/// record, each in its own transaction with its position, so the good records land:
+/// with `on_error: dead_letter` it skips the refused records and throws `sinkRejected`
+/// naming them (the runtime writes the batch to the dead letters); with `retry` or `stop`
+/// it stops at the first refused record (those before it land) and throws `sinkRejected`.
+///
+/// ```swift
+/// let settings = PostgresSinkSettings(endpoint: try PostgresEndpoint(parsing: "postgres://tributary@127.0.0.1:5432/postgres"))
+/// let sink = PostgresSink(name: "postgres", settings: settings)
+/// let position = try await sink.open(SinkContext(pipeline: "mirror", storeID: store.identifier, model: store.model))
+/// ```
+public final class PostgresSink: Sink {
+    public let name: String
+    /// The settings.
+    public let settings: PostgresSinkSettings
+    private let onError: PipelineFile.OnError
+    private let environment: [String: String]
+    private let logger: Logger
+    private var password: String?
+    private var context: SinkContext?
+    private var schema: PostgresMirrorSchema?
+    private var connection: PostgresConnection?
+    private var nextConnectionID = 1
+    /// The position the checkpoint table holds.
+    private var applied: StreamPosition?
+    /// The entity of the record at that position (for snapshots, which replace each entity's rows).
+    private var appliedEntity: String?
+
+    /// A sink with `settings`, following `onError` for rejected records, reading the password
+    /// from `environment` or the file the settings name.
+    public init(name: String, settings: PostgresSinkSettings, onError: PipelineFile.OnError = .retry,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.name = name
+        self.settings = settings
+        self.onError = onError
+        self.environment = environment
+        var logger = Logger(label: "tributary.postgres")
+        logger.logLevel = .error
+        self.logger = logger
+    }
+
+    deinit {
+        // A sink dropped without close(): close its connection, keeping it alive until closed.
+        if let connection { connection.close().whenComplete { _ in _ = connection } }
+    }
+
+    public func open(_ context: SinkContext) async throws -> StreamPosition? {
+        password = try readPassword()
+        self.context = context
+        schema = PostgresMirrorSchema(model: context.model, schema: settings.schema, tables: settings.tables)
+        _ = try await connected()
+        return applied
+    }
+
+    public func deliver(_ records: [StreamRecord]) async throws {
+        guard let schema else { preconditionFailure("open the sink before delivering") }
+        let connection = try await connected()
+        let pending = records.filter { applied == nil || $0.position > applied! }
+        guard let last = pending.last else { return }
+        do {
+            let batch = try PostgresBatch(pending, schema: schema, clearing: clearing(pending))
+            try await apply(batch.statements, through: last.position, entity: last.entityName, on: connection)
+            applied = last.position
+            appliedEntity = last.entityName
+        } catch let error as PSQLError where Self.isRejection(error) {
+            try await applyOneByOne(pending, schema: schema)
+        }
+    }
+
+    /// Applies the records one at a time after a batch was rejected, so the good ones land;
+    /// throws `sinkRejected` naming the refused ones (see the type's documentation).
+    private func applyOneByOne(_ records: [StreamRecord], schema: PostgresMirrorSchema) async throws {
+        var refused: [(record: StreamRecord, reason: String)] = []
+        for record in records {
+            let connection = try await connected()
+            do {
+                let statements = try PostgresBatch([record], schema: schema, clearing: clearing([record])).statements
+                try await apply(statements, through: record.position, entity: record.entityName, on: connection)
+                applied = record.position
+                appliedEntity = record.entityName
+                continue
+            } catch let error as PSQLError where Self.isRejection(error) {
+                refused.append((record, Self.describe(error)))
+            }
+            guard onError == .deadLetter else { break }
+            // Skip it: the runtime writes the batch to the dead letters and moves on.
+            try await apply([], through: record.position, entity: record.entityName, on: connection)
+            applied = record.position
+            appliedEntity = record.entityName
+        }
+        guard let first = refused.first else { return }
+        let more = refused.count > 1 ? " (and \(refused.count - 1) more: \(refused.dropFirst().map(\.record.eventID).joined(separator: ", ")))" : ""
+        throw TributaryError.sinkRejected(name, "PostgreSQL refused record \(first.record.eventID) (\(first.record.operation.name) \(first.record.objectID)): \(first.reason)\(more)",
+                                          hint: onError == .deadLetter ? "the other records of the batch were applied; fix the refused ones from the dead letters"
+                                              : "the records before it were applied; fix the table or the data, or use on_error: dead_letter to skip refused records")
+    }
+
+    /// The entities whose rows `records` start over (see ``PostgresBatch/entitiesToClear(_:after:)``).
+    private func clearing(_ records: [StreamRecord]) -> [String] {
+        PostgresBatch.entitiesToClear(records, after: applied.map { ($0, appliedEntity) })
+    }
+
+    /// Runs `statements` and the checkpoint update in one transaction.
+    private func apply(_ statements: [PostgresQuery], through position: StreamPosition, entity: String?, on connection: PostgresConnection) async throws {
+        do {
+            try await connection.query("BEGIN", logger: logger)
+            for statement in statements { try await connection.query(statement, logger: logger) }
+            try await connection.query(checkpointQuery(position, entity: entity), logger: logger)
+            try await connection.query("COMMIT", logger: logger)
+        } catch let error as PSQLError where error.code == .server {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            if Self.isRejection(error) { throw error }
+            throw lost(error)
+        } catch {
+            throw lost(error)
+        }
+    }
+
+    private func checkpointQuery(_ position: StreamPosition, entity: String?) -> PostgresQuery {
+        guard let schema, let context else { preconditionFailure("open the sink first") }
+        var binds = PostgresBindings(capacity: 6)
+        binds.append(context.pipeline)
+        binds.append(context.storeID)
+        binds.append(position.token)
+        binds.append(Int32(clamping: position.index))
+        binds.append(position.isSnapshot)
+        binds.append(entity)
+        return PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) (pipeline, store_id, token, \"index\", snapshot, entity, updated_at) "
+                             + "VALUES ($1, $2, $3, $4, $5, $6, now()) ON CONFLICT (pipeline) DO UPDATE SET store_id = EXCLUDED.store_id, token = EXCLUDED.token, "
+                             + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, entity = EXCLUDED.entity, updated_at = EXCLUDED.updated_at", binds: binds)
+    }
+
+    public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
+        if let applied, applied >= position { return applied }
+        // Records up to `position` were read and filtered out: remember that too.
+        let connection = try await connected()
+        // Within the same snapshot the entity stays, so the snapshot's next record does not start its table over.
+        let entity = applied.map { $0.isSnapshot && position.isSnapshot && $0.token == position.token } == true ? appliedEntity : nil
+        do {
+            try await connection.query(checkpointQuery(position, entity: entity), logger: logger)
+        } catch {
+            throw lost(error)
+        }
+        applied = position
+        appliedEntity = entity
+        return applied
+    }
+
+    public func close() async throws {
+        if let connection { try? await connection.close() }
+        connection = nil
+    }
+
+    // MARK: Connection
+
+    /// The open connection, or a new one (then the tables are made if asked, and the position read again).
+    private func connected() async throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        guard let schema, let context else { preconditionFailure("open the sink first") }
+        connection = nil
+        let configuration = PostgresConnection.Configuration(host: settings.endpoint.host, port: settings.endpoint.port, username: settings.endpoint.user,
+                                                             password: password, database: settings.endpoint.database, tls: .disable)
+        let made: PostgresConnection
+        do {
+            made = try await PostgresConnection.connect(configuration: configuration, id: nextConnectionID, logger: logger)
+            nextConnectionID += 1
+        } catch {
+            throw Self.failure(error, sink: name, endpoint: settings.endpoint)
+        }
+        do {
+            for statement in settings.createTables ? schema.createStatements() : [schema.checkpointTableStatement()] {
+                try await made.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            var binds = PostgresBindings()
+            binds.append(context.pipeline)
+            let rows = try await made.query(PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot, entity FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
+                                                          binds: binds), logger: logger)
+            var position: StreamPosition?, entity: String?
+            for try await (storeID, token, index, snapshot, lastEntity) in rows.decode((UUID, Int64, Int32, Bool, String?).self) {
+                guard storeID == context.storeID else {
+                    throw TributaryError(.invalidInput, "the PostgreSQL schema '\(settings.schema)' mirrors store \(storeID.lowercasedString) for pipeline '\(context.pipeline)', not store \(context.storeID.lowercasedString)",
+                                         location: "sink \(name)", hint: "give the pipeline another name or the sink another schema:, or drop the row of \(PostgresMirrorSchema.checkpointTable)")
+                }
+                position = StreamPosition(token: token, index: Int(index), isSnapshot: snapshot)
+                entity = lastEntity
+            }
+            if let known = applied, position.map({ $0 < known }) ?? true {
+                throw TributaryError(.postgresPositionLost, "PostgreSQL holds position \(position?.description ?? "none") for pipeline '\(context.pipeline)', behind \(known) that it had committed",
+                                     location: "sink \(name)", hint: "the server lost committed transactions (fsync or synchronous_commit off, then a crash); "
+                                         + "start the mirror over: drop its tables and its row of \(PostgresMirrorSchema.checkpointTable), and run the pipeline with a new consumer and snapshot: true")
+            }
+            applied = position
+            appliedEntity = entity
+        } catch let error as TributaryError {
+            try? await made.close()
+            throw error
+        } catch {
+            try? await made.close()
+            throw Self.failure(error, sink: name, endpoint: settings.endpoint)
+        }
+        connection = made
+        return made
+    }
+
+    /// Drops the connection after a failure worth retrying, and says so.
+    private func lost(_ error: any Error) -> TributaryError {
+        if let connection { connection.close().whenComplete { _ in _ = connection } }
+        connection = nil
+        return Self.failure(error, sink: name, endpoint: settings.endpoint)
+    }
+
+    private func readPassword() throws -> String? {
+        if let variable = settings.passwordEnvironment {
+            // Unset is no password (a server trusting local users); a server asking for one says so on connect.
+            guard let value = environment[variable], !value.isEmpty else { return nil }
+            return value
+        }
+        if let file = settings.passwordFile {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw TributaryError(.fileNotFound, "the password_file cannot be read", location: file, hint: "write the password to that file, readable by this user")
+            }
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return nil
+    }
+
+    // MARK: Errors
+
+    /// Whether PostgreSQL refused the data itself (retrying cannot help): SQLSTATE classes 22, 23, 42 and 44.
+    static func isRejection(_ error: PSQLError) -> Bool {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return ["22", "23", "42", "44"].contains(String(state.prefix(2)))
+    }
+
+    /// A server error's SQLSTATE, message and detail, or what went wrong with the connection (never a password or a query's values).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if error.code == .server, let info = error.serverInfo {
+                var text = "\(info[.message] ?? "error") (SQLSTATE \(info[.sqlState] ?? "?"))"
+                if let detail = info[.detail] { text += ": " + detail }
+                return text
+            }
+            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    /// The error the runtime sees: rejected data, or an unavailable server (retried).
+    static func failure(_ error: any Error, sink: String, endpoint: PostgresEndpoint) -> TributaryError {
+        if let error = error as? TributaryError { return error }
+        if let error = error as? PSQLError, isRejection(error) {
+            return TributaryError.sinkRejected(sink, "PostgreSQL refused the batch: \(describe(error))")
+        }
+        if let error = error as? PSQLError, error.code == .authMechanismRequiresPassword || error.code == .server && error.serverInfo?[.sqlState]?.hasPrefix("28") == true {
+            return TributaryError.sinkUnavailable(sink, "PostgreSQL at \(endpoint) refused the login: \(describe(error))",
+                                                  hint: "check the user in url: and set the password in the variable named by password_env (or the file named by password_file)")
+        }
+        return TributaryError.sinkUnavailable(sink, "cannot use PostgreSQL at \(endpoint): \(describe(error))", hint: "the pipeline retries; check that the server runs")
+    }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import Testing
+import Tributary
+import TributaryPipeline
+import TributaryStreams
+import TributaryTestSupport
+
+/// Reads a PostgreSQL mirror back with `psql`, and renders a store's rows the same way, so
+/// tests compare every column of every row.
+enum PostgresMirror {
+    static var psql: String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
+        if let newest = versions.last, FileManager.default.isExecutableFile(atPath: "\(root)/\(newest)/bin/psql") { return "\(root)/\(newest)/bin/psql" }
+        return "/usr/bin/psql"
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    /// The rows `sql` returns, one line each, fields separated by `|`, NULL as `∅`.
+    static func query(_ server: LocalServer, _ sql: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: psql)
+        process.arguments = ["-X", "-q", "-A", "-t", "-F", "|", "-P", "null=∅", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)",
+                             "-U", PostgresServer.user, "-d", PostgresServer.database, "-c", sql]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        nonisolated(unsafe) var data = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure(description: "psql: \(String(decoding: errors, as: UTF8.self))") }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    /// Every row of `entities`' mirror tables in `schema` as `Entity|pk|value|…` (columns in
+    /// model order, history-excluded attributes left out), sorted.
+    static func rows(_ server: LocalServer, schema: String, model: ManagedObjectModel, entities: [String], tables: [String: String] = [:]) throws -> [String] {
+        let mirror = PostgresMirrorSchema(model: model, schema: schema, tables: tables)
+        var lines: [String] = []
+        for entity in entities {
+            let table = mirror.tables[entity]!
+            let excluded = Set(table.entity.attributes.filter(\.isExcludedFromHistory).map(\.name))
+            let columns = table.columns.filter { !excluded.contains($0.name) }.map { column -> String in
+                let name = PostgresMirrorSchema.quote(column.name)
+                // Dates as the microseconds since 2000 postgres-nio sent, so both sides render them alike.
+                return column.type == "timestamptz" ? "(extract(epoch from (\(name) - timestamptz '2000-01-01 00:00:00+00')) * 1000000)::bigint" : name
+            }
+            let select = (["'\(entity)'", "\"_pk\""] + columns).joined(separator: ", ")
+            lines += try query(server, "SELECT \(select) FROM \(mirror.qualified(table.name))")
+            for (relationship, join) in table.joinTables.sorted(by: { $0.key < $1.key }) {
+                lines += try query(server, "SELECT '\(entity).\(relationship)', src, dst FROM \(mirror.qualified(join))")
+            }
+        }
+        return lines.sorted()
+    }
+
+    /// The store's rows of `entities`, rendered as ``rows(_:schema:model:entities:tables:)`` renders the mirror's.
+    static func storeRows(_ coordinator: PersistentStoreCoordinator, entities: [String]) throws -> [String] {
+        var lines: [String] = []
+        try coordinator.enumerateSnapshot(entities: entities, begin: { _ in }) { object in
+            var fields = [object.objectID.entityName, String(object.objectID.primaryKey)]
+            for property in object.properties where !property.isValueExcluded && !property.isMembershipChange {
+                fields.append(render(property.after ?? .null))
+            }
+            lines.append(fields.joined(separator: "|"))
+            for property in object.properties where property.isMembershipChange {
+                for target in property.added { lines.append("\(object.objectID.entityName).\(property.name)|\(object.objectID.primaryKey)|\(target.primaryKey)") }
+            }
+        }
+        return lines.sorted()
+    }
+
+    static func render(_ value: AttributeValue) -> String {
+        switch value {
+        case .null: return "∅"
+        case .string(let text): return text
+        case .integer(let number): return String(number)
+        case .double(let number): return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)   // as PostgreSQL prints float8
+        case .bool(let flag): return flag ? "t" : "f"
+        case .date(let date): return String(Int64(date.timeIntervalSince(Date(timeIntervalSince1970: 946_684_800)) * 1_000_000))
+        case .uuid(let uuid): return uuid.uuidString.lowercased()
+        case .data(let data): return "\\x" + data.map { String(format: "%02x", $0) }.joined()
+        case .objectID(let object): return String(object.primaryKey)
+        case .array(let items): return items.map(render).joined(separator: ",")
+        }
+    }
+
+    /// Expects the mirror's rows of `entities` to equal the store's, showing the first differences.
+    static func expectEqual(_ server: LocalServer, _ store: PersistentStoreCoordinator, schema: String, entities: [String], count: Int? = nil,
+                            sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let mirrored = try rows(server, schema: schema, model: store.persistentStores[0].model, entities: entities)
+        let expected = try storeRows(store, entities: entities)
+        if let count { #expect(expected.filter { !$0.contains(".") }.count == count, sourceLocation: sourceLocation) }
+        let missing = Set(expected).subtracting(mirrored), extra = Set(mirrored).subtracting(expected)
+        let equal = mirrored == expected
+        #expect(equal, "\(mirrored.count) rows mirrored, \(expected.count) in the store; missing: \(missing.sorted().prefix(3)); extra: \(extra.sorted().prefix(3))",
+                sourceLocation: sourceLocation)
+    }
+
+    /// The position the checkpoint table holds for `pipeline`, as `token.index` (`r` for snapshots).
+    static func checkpoint(_ server: LocalServer, schema: String = "public", pipeline: String) throws -> String? {
+        try query(server, "SELECT token || '.' || CASE WHEN snapshot THEN 'r' ELSE '' END || \"index\" FROM \(PostgresMirrorSchema.quote(schema)).tributary_checkpoints WHERE pipeline = '\(pipeline)'").first
+    }
+}
+
+/// The PostgreSQL sink against a real server: the shared sink suite, settings, and refused records under each `on_error`.
+@Suite(.serialized) struct PostgresSinkTests {
+    static func settings(_ server: LocalServer, schema: String, createTables: Bool = true) throws -> PostgresSinkSettings {
+        PostgresSinkSettings(endpoint: try PostgresEndpoint(parsing: server.url), schema: schema, createTables: createTables)
+    }
+
+    @Test func passesTheSharedSinkSuite() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        func underTest(_ schema: String) throws -> SinkUnderTest {
+            let settings = try Self.settings(server, schema: schema)
+            return SinkUnderTest(make: { PostgresSink(name: "postgres", settings: settings) }, effect: {
+                try PostgresMirror.query(server, "SELECT row_to_json(p)::text FROM \"\(schema)\".\"Post\" p ORDER BY \"_pk\"")
+            })
+        }
+        try await SinkSuite.run(clean: try underTest("clean"), crashed: try underTest("crashed"))
+        let rows = try PostgresMirror.query(server, "SELECT \"_pk\", title, content FROM crashed.\"Post\" ORDER BY \"_pk\"")
+        #expect(rows.count == 9, "12 posts inserted, 3 deleted")
+        #expect(rows.first == "1|Edited 0 sqlite|Body 1 linux", "updates apply their after values")
+        #expect(rows.contains("4|Post 4 about swift|Body 4 linux"))
+        #expect(try PostgresMirror.checkpoint(server, schema: "crashed", pipeline: "suite") == "14.0", "the filtered-out tail is checkpointed too")
+    }
+
+    @Test func mirrorsEveryColumnTypeAndLinkFromASnapshotAndHistory() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let dir = TemporaryDirectory()
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "name", type: .string), AttributeDescription(name: "count", type: .integer), AttributeDescription(name: "score", type: .double),
+                AttributeDescription(name: "done", type: .bool), AttributeDescription(name: "due", type: .date), AttributeDescription(name: "ref", type: .uuid),
+                AttributeDescription(name: "blob", type: .binary),
+            ], relationships: [
+                RelationshipDescription(name: "owner", destinationEntity: "Owner", inverseName: "items"),
+                RelationshipDescription(name: "labels", destinationEntity: "Label", inverseName: "items", isToMany: true),
+            ], uniquenessConstraints: [["name"]]),
+            EntityDescription(name: "Owner", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "items", destinationEntity: "Item", inverseName: "owner", isToMany: true)]),
+            EntityDescription(name: "Label", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "items", destinationEntity: "Item", inverseName: "labels", isToMany: true)]),
+        ])
+        var description = PersistentStoreDescription(url: dir.url.appendingPathComponent("s.sqlite"))
+        description.persistentHistoryTracking = true
+        let store = PersistentStoreCoordinator(managedObjectModel: model)
+        try store.addPersistentStore(with: description)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: store)
+        func insert(_ round: Int) throws {
+            try context.performAndWait {
+                let owner = try context.insertNewObject(forEntityName: "Owner")
+                try owner.setValue(.string("owner \(round)"), forKey: "name")
+                let label = try context.insertNewObject(forEntityName: "Label")
+                try label.setValue(.string("label \(round)"), forKey: "name")
+                for i in 0..<3 {
+                    let item = try context.insertNewObject(forEntityName: "Item")
+                    let values: [String: AttributeValue] = [
+                        "name": .string("item \(round)-\(i)"), "count": .integer(Int64(i * 1_000_000_007)), "score": .double(Double(i) / 3),
+                        "done": .bool(i % 2 == 0), "due": .date(Date(timeIntervalSince1970: 1_700_000_000.123456 + Double(i))), "ref": .uuid(UUID()),
+                        "blob": .data(Data([UInt8(i), 0, 255])),
+                    ]
+                    for (key, value) in values { try item.setValue(value, forKey: key) }
+                    try item.add(owner, toRelationship: "owner")
+                    try item.add(label, toRelationship: "labels")
+                }
+                try context.save()
+            }
+        }
+        try insert(0)
+        let pipelineText = "name: types\nsource: {store: \(dir.path("s.sqlite")), snapshot: true}\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: types\n"
+        let pipeline = try PipelineFixtures.pipeline(pipelineText, environment: ["POSTGRES_URL": server.url])
+        func run() async throws {
+            let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+            while try await !runner.runOnce().caughtUp {}
+            try await runner.finish()
+        }
+        try await run()
+        let entities = ["Item", "Label", "Owner"]
+        try PostgresMirror.expectEqual(server, store, schema: "types", entities: entities)
+        #expect(try PostgresMirror.checkpoint(server, schema: "types", pipeline: "types")?.contains(".r") == true, "a snapshot's position")
+        // Then history: more inserts, an update of every type, a link removed, a delete.
+        try insert(1)
+        try context.performAndWait {
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("name")]))
+            try items[0].setValue(.double(-2.5), forKey: "score")
+            try items[0].setValue(.bool(false), forKey: "done")
+            try items[0].setValue(.null, forKey: "due")
+            for label in try items[1].destinations(forRelationship: "labels") { try items[1].remove(label, fromRelationship: "labels") }
+            context.delete(items[2])
+            try context.save()
+        }
+        try await run()
+        try PostgresMirror.expectEqual(server, store, schema: "types", entities: entities)
+        let columns = try PostgresMirror.query(server, "SELECT column_name || ' ' || data_type FROM information_schema.columns WHERE table_schema = 'types' AND table_name = 'Item' ORDER BY ordinal_position")
+        #expect(columns == ["_pk bigint", "name text", "count bigint", "score double precision", "done boolean", "due timestamp with time zone", "ref uuid", "blob bytea", "owner bigint"])
+        #expect(try PostgresMirror.query(server, "SELECT count(*) FROM pg_constraint WHERE conname LIKE 'Item_name%' AND contype = 'u'") == ["1"], "the unique constraint is kept")
+    }
+
+    @Test func readsItsSettingsFromThePipelineFile() throws {
+        let text = "name: m\nsource: {store: s}\nsinks:\n  - type: postgres\n    password_env: PGPASS\n    schema: mirror\n    tables: {Post: posts}\n    create_tables: false\n"
+        let pipeline = try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": "postgres://app@db.example:6543/blog"])
+        guard case .postgres(let settings) = pipeline.sinks[0].kind else { Issue.record("not postgres"); return }
+        #expect(settings == PostgresSinkSettings(endpoint: PostgresEndpoint(host: "db.example", port: 6543, user: "app", database: "blog"),
+                                                 passwordEnvironment: "PGPASS", schema: "mirror", tables: ["Post": "posts"], createTables: false))
+        #expect(try PostgresEndpoint(parsing: "postgresql://me@localhost") == PostgresEndpoint(host: "localhost", port: 5432, user: "me", database: "me"))
+        let shipped = try PipelineFile(contentsOf: PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/postgres-mirror.yml"),
+                                       environment: ["POSTGRES_URL": "postgres://tributary@127.0.0.1:5432/postgres"])
+        #expect(shipped.source.snapshot)
+        func failure(_ sink: String, _ environment: [String: String] = [:]) -> String {
+            do {
+                _ = try PipelineFixtures.pipeline("source: {store: s}\nsinks:\n  - type: postgres\n" + sink, environment: environment)
+                return "no error"
+            } catch { return "\(error)" }
+        }
+        #expect(failure("    url: mysql://a@b/c\n") == "test.yml:4: sinks[0].url: 'mysql://…@b/c' is not a postgres:// URL; write postgres://USER@HOST:PORT/DATABASE, such as postgres://tributary@127.0.0.1:5432/postgres")
+        #expect(failure("    url: postgres://a:secret@b/c\n") == "test.yml:4: sinks[0].url: the postgres URL holds a password; remove it from the URL and name its source with password_env: NAME or password_file: PATH")
+        #expect(!failure("    url: postgres://a:secret@b/c\n").contains("secret"))
+        #expect(failure("    url: postgres://b:5432/c\n").contains("the postgres URL has no user"))
+        #expect(failure("    password: x\n").contains("credentials are not written in a pipeline file"))
+        #expect(failure("") == "test.yml:3: sinks[0].url: the environment variable POSTGRES_URL is not set; export POSTGRES_URL, or write ${POSTGRES_URL:-default}")
+        #expect(failure("    create_tables: maybe\n", ["POSTGRES_URL": "postgres://a@b/c"]).contains("create_tables must be true or false"))
+        #expect(failure("    password_env: A\n    password_file: B\n", ["POSTGRES_URL": "postgres://a@b/c"]).contains("give password_env or password_file, not both"))
+    }
+
+    /// Five creates, the third refused by a CHECK constraint of an existing table.
+    static func refusedBatch() -> [StreamRecord] {
+        (1...5).map { key in
+            StreamRecord(position: StreamPosition(token: 7, index: key - 1), storeID: SinkSuite.storeID, timestamp: Date(), author: nil, contextName: nil, operation: .create,
+                         objectID: ObjectID(storeID: SinkSuite.storeID, entityName: "Post", primaryKey: Int64(key)),
+                         properties: [PropertyChange(name: "title", after: .string(key == 3 ? "bad" : "good \(key)"))])
+        }
+    }
+
+    @Test(arguments: [PipelineFile.OnError.deadLetter, .stop])
+    func refusedRecordsFollowOnError(_ onError: PipelineFile.OnError) async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        _ = try PostgresMirror.query(server, "CREATE TABLE posts (\"_pk\" bigint PRIMARY KEY, title text CHECK (title <> 'bad'))")
+        var settings = try Self.settings(server, schema: "public", createTables: false)
+        settings.tables = ["Post": "posts"]
+        let sink = PostgresSink(name: "pg", settings: settings, onError: onError)
+        #expect(try await sink.open(SinkSuite.context) == nil)
+        let records = Self.refusedBatch()
+        do {
+            try await sink.deliver(records)
+            Issue.record("the batch was accepted")
+        } catch let error as TributaryError {
+            #expect(error.code == .sinkRejected)
+            #expect(error.message.contains("refused record \(records[2].eventID)"), "\(error)")
+            #expect(error.message.contains("23514"), "the SQLSTATE of a check violation: \(error)")
+        }
+        let rows = try PostgresMirror.query(server, "SELECT \"_pk\" FROM posts ORDER BY 1")
+        let position = try PostgresMirror.checkpoint(server, pipeline: "suite")
+        if onError == .deadLetter {
+            #expect(rows == ["1", "2", "4", "5"], "the good records of the batch land")
+            #expect(position == "7.4")
+        } else {
+            #expect(rows == ["1", "2"], "the records before the refused one land")
+            #expect(position == "7.1")
+        }
+        // A new sink resumes after what landed; a table the sink cannot find is refused with a hint.
+        let again = PostgresSink(name: "pg", settings: settings, onError: onError)
+        #expect(try await again.open(SinkSuite.context)?.description == position)
+        let other = StreamRecord(position: StreamPosition(token: 8, index: 0), storeID: SinkSuite.storeID, timestamp: Date(), author: nil, contextName: nil, operation: .create,
+                                 objectID: ObjectID(storeID: SinkSuite.storeID, entityName: "Tag", primaryKey: 1), properties: [PropertyChange(name: "name", after: .string("x"))])
+        await #expect(throws: TributaryError.self) { try await again.deliver([other]) }
+        try await again.close()
+        try await sink.close()
+    }
+
+    @Test func aSnapshotTakenAgainAfterACrashReplacesTheRowsOfTheInterruptedOne() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        func snapshot(token: Int64, keys: [Int64]) -> [StreamRecord] {
+            keys.enumerated().map { index, key in
+                StreamRecord(position: StreamPosition(token: token, index: index, isSnapshot: true), storeID: SinkSuite.storeID, timestamp: Date(), author: nil, contextName: nil,
+                             operation: .read, objectID: ObjectID(storeID: SinkSuite.storeID, entityName: "Post", primaryKey: key),
+                             properties: [PropertyChange(name: "title", after: .string("at \(token)"))])
+            }
+        }
+        let settings = try Self.settings(server, schema: "public")
+        let first = PostgresSink(name: "pg", settings: settings)
+        _ = try await first.open(SinkSuite.context)
+        try await first.deliver(Array(snapshot(token: 5, keys: [1, 2, 3, 4]).prefix(3)))
+        // The process dies before the snapshot ends; post 2 is deleted meanwhile, so the next snapshot is taken at a later token.
+        let second = PostgresSink(name: "pg", settings: settings)
+        #expect(try await second.open(SinkSuite.context)?.description == "5.r2")
+        try await second.deliver(snapshot(token: 9, keys: [1, 3, 4]))
+        try await second.close()
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\", title FROM \"Post\" ORDER BY 1") == ["1|at 9", "3|at 9", "4|at 9"])
+        // The same snapshot resumed (same token) keeps what it applied.
+        let third = PostgresSink(name: "pg", settings: settings)
+        #expect(try await third.open(SinkSuite.context)?.description == "9.r2")
+        try await third.deliver(snapshot(token: 9, keys: [1, 3, 4, 5]))
+        try await third.close()
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\" FROM \"Post\" ORDER BY 1") == ["1", "3", "4", "5"])
+    }
+
+    @Test func renamedEntitiesGoToExistingTablesOfTheirName() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        _ = try PostgresMirror.query(server, "CREATE TABLE articles (\"_pk\" bigint PRIMARY KEY, title text, content text)")
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        let ids = try PipelineFixtures.insertPosts(store, count: 20)
+        try PipelineFixtures.editPosts(store, Array(ids.prefix(10)), round: 1)
+        let text = "name: renamed\nsource: {store: s, entities: [Post]}\ntransforms:\n  - include: [title, content]\n  - rename: {Post: articles}\n"
+            + "sinks:\n  - type: postgres\n    url: \(server.url)\n    create_tables: false\n    on_error: stop\n"
+        let pipeline = try PipelineFixtures.pipeline(text)
+        let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+        while try await !runner.runOnce().caughtUp {}
+        try await runner.finish()
+        let expected = try PostgresMirror.storeRows(store, entities: ["Post"]).map { line in
+            let fields = line.split(separator: "|", omittingEmptySubsequences: false)
+            return "\(fields[1])|\(fields[2])|\(fields[3])"
+        }
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\", title, content FROM articles").sorted() == expected.sorted())
+        #expect(expected.count == 18)
+        #expect(try PostgresMirror.query(server, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'Post'") == ["0"], "no table was created")
+    }
+
+    @Test func refusesAMirrorOfAnotherStore() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let sink = PostgresSink(name: "pg", settings: try Self.settings(server, schema: "public"))
+        _ = try await sink.open(SinkSuite.context)
+        _ = try await sink.checkpoint(through: StreamPosition(token: 3, index: 0))
+        try await sink.close()
+        let other = PostgresSink(name: "pg", settings: try Self.settings(server, schema: "public"))
+        let context = SinkContext(pipeline: "suite", storeID: UUID(), model: SinkSuite.model)
+        await #expect(throws: TributaryError.self) { _ = try await other.open(context) }
+    }
+}
