@@ -86,13 +86,21 @@ import TributaryTestSupport
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "NATS_URL": server.url, "NATS_STREAM": "FANOUT", "NATS_DUPLICATE_WINDOW": "1s"]
         var generator = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
+        let watcher = try NATSConnection(url: server.url, sink: "test")
         for round in 0..<10 {
             ids += try PipelineFixtures.insertPosts(store, count: 1_000, from: 100_000 + round * 1_000, perTransaction: 100)
             try PipelineFixtures.editPosts(store, Array(ids.prefix(500)), round: round)
             ids.removeFirst(500)
             if round == 3 || round == 7 { try await Task.sleep(for: .milliseconds(1_500)) }
+            // Killed once the stream has grown by a random part of this round's work (so the
+            // kill lands mid-delivery however fast the machine is), or after 10 s.
+            let before = try watcher.streamInfo("FANOUT")?.messages ?? 0
+            let target = before + UInt64(Int.random(in: 1...(round == 0 ? 5_000 : 1_500), using: &generator))
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            try await Task.sleep(for: .milliseconds(Int.random(in: 100...(round == 0 ? 700 : 400), using: &generator)))
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline, (try? watcher.streamInfo("FANOUT")?.messages ?? 0) ?? 0 < target {
+                try await Task.sleep(for: .milliseconds(2))
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
