@@ -84,7 +84,6 @@ import TributaryTestSupport
         var ids = try PipelineFixtures.insertPosts(store, count: 4_000, perTransaction: 100)
         let file = PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/nats-fanout.yml").path
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "NATS_URL": server.url, "NATS_STREAM": "FANOUT", "NATS_DUPLICATE_WINDOW": "1s"]
-        var generator = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
         let watcher = try NATSConnection(url: server.url, sink: "test")
         for round in 0..<10 {
@@ -92,19 +91,11 @@ import TributaryTestSupport
             try PipelineFixtures.editPosts(store, Array(ids.prefix(500)), round: round)
             ids.removeFirst(500)
             if round == 3 || round == 7 { try await Task.sleep(for: .milliseconds(1_500)) }
-            // Killed once the stream has grown by a random part of this round's work (so the
-            // kill lands mid-delivery however fast the machine is), or after 10 s.
-            let before = try watcher.streamInfo("FANOUT")?.messages ?? 0
-            let target = before + UInt64(Int.random(in: 1...(round == 0 ? 5_000 : 1_500), using: &generator))
+            // Even rounds: killed early (while it starts); odd rounds: once the stream has grown by a random part of the round's work.
+            let before = Int64(try watcher.streamInfo("FANOUT")?.messages ?? 0)
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline, (try? watcher.streamInfo("FANOUT")?.messages ?? 0) ?? 0 < target {
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            if await CrashPoint.killAtRandomPoint(process, round: round, from: before, to: Int64(try store.historySize().changes), progress: { (try? watcher.streamInfo("FANOUT")).map { Int64($0?.messages ?? 0) } }) { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
-            if let consumer = try? store.historyConsumer(named: "nats-fanout"), consumer.lagTransactions > 0 { killedWithWorkLeft += 1 }
         }
         #expect(killedWithWorkLeft >= 3, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 10)")
         try await Task.sleep(for: .milliseconds(1_500))

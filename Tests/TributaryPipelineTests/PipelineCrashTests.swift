@@ -41,18 +41,18 @@ import TributaryPipeline
         let crashing = dir.path("crash.yml"), clean = dir.path("clean.yml")
         try Self.pipeline(name: "crash", index: "crash.sqlite").write(toFile: crashing, atomically: true, encoding: .utf8)
         try Self.pipeline(name: "clean", index: "clean.sqlite").write(toFile: clean, atomically: true, encoding: .utf8)
-        var generator = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
         for round in 0..<10 {
             ids += try PipelineFixtures.insertPosts(store, count: 1_000, from: 100_000 + round * 1_000, perTransaction: 100)
             try PipelineFixtures.editPosts(store, Array(ids.prefix(500)), round: round)
             ids.removeFirst(500)
+            // Even rounds: killed early; odd rounds: once the index's position has passed a random token of the round's work
+            // (it moves at each checkpoint, every 500 records).
+            let indexed: () -> Int64? = { try? FullTextIndex(path: dir.path("out/crash.sqlite"), create: false).position(of: "crash")?.token }
+            let before = indexed() ?? 0
             let process = try TributaryProcess.start(["run", crashing], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            try await Task.sleep(for: .milliseconds(Int.random(in: 5...(round == 0 ? 300 : 60), using: &generator)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            if await CrashPoint.killAtRandomPoint(process, round: round, from: before, to: try store.currentPersistentHistoryToken().value, progress: indexed) { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
-            if let consumer = try? store.historyConsumer(named: "crash"), consumer.lagTransactions > 0 { killedWithWorkLeft += 1 }
         }
         #expect(killedWithWorkLeft >= 3, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 10)")
         let finish = try TributaryProcess.run(["run", crashing, "--once"], environment: environment)

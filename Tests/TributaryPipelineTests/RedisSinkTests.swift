@@ -234,19 +234,21 @@ enum RedisFixtures {
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite")]
         let file = dir.path("crash.yml")
         try RedisFixtures.pipeline(name: "crash", url: redis.url, checkpointRecords: 500).write(toFile: file, atomically: true, encoding: .utf8)
-        var generator = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
+        let probe = try RedisFixtures.connect(redis.url)
         // Six rounds of 2,000 inserts, 500 updates and 100 deletes, each before a run killed at a random point.
         for round in 0..<6 {
             ids += try PipelineFixtures.insertPosts(store, count: 2_000, from: 100_000 + round * 2_000, perTransaction: 20)
             try PipelineFixtures.editPosts(store, Array(ids.prefix(500)), round: round)
             ids.removeFirst(500)
+            // Even rounds: killed early; odd rounds: once the sink's checkpoint has passed a random token of the round's work.
+            let checkpoint: () -> Int64? = {
+                (try? probe.command(["GET", "tributary:checkpoint:crash"]).text).flatMap { try? StreamPosition(parsing: $0).token }
+            }
+            let before = checkpoint() ?? 0
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            try await Task.sleep(for: .milliseconds(Int.random(in: 10...(round == 0 ? 300 : 150), using: &generator)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            if await CrashPoint.killAtRandomPoint(process, round: round, from: before, to: try store.currentPersistentHistoryToken().value, progress: checkpoint) { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
-            if let consumer = try? store.historyConsumer(named: "crash"), consumer.lagTransactions > 0 { killedWithWorkLeft += 1 }
         }
         #expect(killedWithWorkLeft >= 2, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 6)")
         let finish = try TributaryProcess.run(["run", file, "--once"], environment: environment)

@@ -259,6 +259,7 @@ public final class PipelineRunner {
                 logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
                 if (transient || state.onError == .retry) && !exhausted {
                     metrics.retried(sink: index)
+                    try? updateLag()   // commits keep arriving while the sink is away: the lag shows it
                     if shouldStop() { throw Interrupted() }
                     try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
                     if shouldStop() { throw Interrupted() }
@@ -337,6 +338,7 @@ public final class PipelineRunner {
                 report("pipeline \(pipeline.name): sink \(sink.name): checkpoint attempt \(attempt) failed: \(error.message)")
                 logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
+                try? updateLag()
                 try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
             }
         }
