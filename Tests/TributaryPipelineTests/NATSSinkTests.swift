@@ -94,7 +94,7 @@ import TributaryTestSupport
             // Even rounds: killed early (while it starts); odd rounds: once the stream has grown by a random part of the round's work.
             let before = Int64(try watcher.streamInfo("FANOUT")?.messages ?? 0)
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            if await CrashPoint.killAtRandomPoint(process, round: round, from: before, to: Int64(try store.historySize().changes), progress: { (try? watcher.streamInfo("FANOUT")).map { Int64($0?.messages ?? 0) } }) { killedWithWorkLeft += 1 }
+            if CrashPoint.killAtRandomPoint(process, round: round, from: before, to: Int64(try store.historySize().changes), progress: { (try? watcher.streamInfo("FANOUT")).map { Int64($0?.messages ?? 0) } }) { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
         }
         #expect(killedWithWorkLeft >= 3, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 10)")

@@ -51,7 +51,9 @@ import TributaryPipeline
             let indexed: () -> Int64? = { try? FullTextIndex(path: dir.path("out/crash.sqlite"), create: false).position(of: "crash")?.token }
             let before = indexed() ?? 0
             let process = try TributaryProcess.start(["run", crashing], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            if await CrashPoint.killAtRandomPoint(process, round: round, from: before, to: try store.currentPersistentHistoryToken().value, progress: indexed) { killedWithWorkLeft += 1 }
+            let end = try store.currentPersistentHistoryToken().value
+            let left = CrashPoint.killAtRandomPoint(process, round: round, from: before, to: end, progress: indexed)
+            if left { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
         }
         #expect(killedWithWorkLeft >= 3, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 10)")

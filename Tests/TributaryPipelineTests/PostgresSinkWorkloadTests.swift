@@ -68,7 +68,6 @@ import TributaryTestSupport
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "POSTGRES_URL": server.url]
         let file = dir.path("crash.yml")
         try Self.pipeline(name: "crash", snapshot: true, batchSize: 200, records: 1_000).write(toFile: file, atomically: true, encoding: .utf8)
-        var generator = SystemRandomNumberGenerator()
         var killedWithWorkLeft = 0
         for round in 0..<8 {
             if round > 0 {
@@ -82,17 +81,17 @@ import TributaryTestSupport
                 try store.execute(delete)
                 ids.removeSubrange(1_500..<1_550)
             }
+            // Even rounds: killed early; odd rounds: once the mirror's checkpoint has passed a
+            // random token of the first half of the round's work.
+            let checkpoint: () -> Int64? = {
+                (try? PostgresMirror.query(server, "SELECT token FROM crash.tributary_checkpoints WHERE pipeline = 'crash'"))?.first.flatMap { Int64($0) }
+            }
+            let before = checkpoint() ?? 0
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            try await Task.sleep(for: .milliseconds(Int.random(in: (round == 0 ? 100 : 5)...(round == 0 ? 600 : 200), using: &generator)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            if CrashPoint.killAtRandomPoint(process, round: round, from: before, to: try store.currentPersistentHistoryToken().value, progress: checkpoint) { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
-            let consumer = try? store.historyConsumer(named: "crash")
-            if consumer == nil || consumer!.lagTransactions > 0 { killedWithWorkLeft += 1 }
         }
-        // Kills land during start-up or delivery; the work is one PostgreSQL transaction per
-        // delivery, so how many land mid-delivery depends on the machine: at least one must.
-        #expect(killedWithWorkLeft >= 1, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 8)")
+        #expect(killedWithWorkLeft >= 3, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 8)")
         let finish = try TributaryProcess.run(["run", file, "--once"], environment: environment)
         #expect(finish.status == 0, "\(finish.stderr)")
         try Self.assertMirrorEqualsStore(server, store, schema: "crash", count: 3_000 + 7 * 350)

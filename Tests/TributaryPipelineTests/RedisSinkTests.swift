@@ -247,7 +247,7 @@ enum RedisFixtures {
             }
             let before = checkpoint() ?? 0
             let process = try TributaryProcess.start(["run", file], environment: environment, output: dir.url.appendingPathComponent("run-\(round).log"))
-            if await CrashPoint.killAtRandomPoint(process, round: round, from: before, to: try store.currentPersistentHistoryToken().value, progress: checkpoint) { killedWithWorkLeft += 1 }
+            if CrashPoint.killAtRandomPoint(process, round: round, from: before, to: try store.currentPersistentHistoryToken().value, progress: checkpoint) { killedWithWorkLeft += 1 }
             #expect(process.terminationReason == .uncaughtSignal)
         }
         #expect(killedWithWorkLeft >= 2, "kills landed while the pipeline had work left (\(killedWithWorkLeft) of 6)")
