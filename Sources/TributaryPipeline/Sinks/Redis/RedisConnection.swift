@@ -36,7 +36,7 @@ public enum RedisReply: Sendable, Equatable {
 }
 
 /// One blocking connection to a Redis server through hiredis: connect with a timeout
-/// (`AUTH` and `SELECT` as the URL and password ask), pipelined commands (``append(_:)``
+/// (`AUTH` and `SELECT` as the URL and password ask), pipelined commands (`append(_:)`
 /// queues, ``reply()`` reads the replies in order), and ``command(_:)`` for one round trip.
 /// A failed socket makes the connection unusable: it throws `sinkUnavailable` (naming
 /// `sink`) and the owner makes a new one. Not Sendable: one owner uses it.
