@@ -127,22 +127,10 @@ enum NATSSinkBenchmarks {
                 """
             let stop = StopSignal()
             let ready = DispatchSemaphore(value: 0)
-            let service = Thread {
-                _ = try? PipelineBenchmarks.blocking {
-                    let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
-                    let coordinator = try TributaryBench.open(store, history: true)
-                    let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
-                    try await runner.checkpoint()
-                    ready.signal()
-                    while !stop.isRequested {
-                        let target = try coordinator.currentPersistentHistoryToken()
-                        while try await !runner.runOnce().caughtUp {}
-                        try await PipelineService.waitForNewCommits([coordinator], after: [target], stop: stop)
-                    }
-                    try await runner.finish()
-                }
-            }
-            service.start()
+            let service = PipelineBenchmarks.startService(yaml: yaml, store: store, stop: stop, prepare: { runner in
+                try await runner.checkpoint()
+                ready.signal()
+            })
             ready.wait()
             let arrivals = Mutex<[String: ContinuousClock.Instant]>([:])
             let subscriber = Thread {
@@ -160,25 +148,14 @@ enum NATSSinkBenchmarks {
             }
             subscriber.start()
             Thread.sleep(forTimeInterval: 0.5)
-            var commits: [(eventID: String, at: ContinuousClock.Instant)] = []
+            let commits = try PipelineBenchmarks.commitSinglePosts(writer)
             let storeID = writer.persistentStores[0].identifier
-            for j in 0..<300 {
-                var request = BatchInsertRequest(entityName: "Post", columns: ["title", "content", "externalID", "createdAt"],
-                                                 rows: [[.string(Workload.title(j)), .string(Workload.content(j)), .string(Workload.externalID(j)), .date(Date())]])
-                request.resultType = .statusOnly
-                try writer.execute(request)
-                let at = ContinuousClock.now
-                let token = try writer.currentPersistentHistoryToken().value
-                commits.append((storeID.lowercasedString + "-\(token)-0", at))
-                Thread.sleep(forTimeInterval: 0.01)
-            }
             Thread.sleep(forTimeInterval: 1)
             stop.request()
-            while !service.isFinished || !subscriber.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+            PipelineBenchmarks.join(service, subscriber)
             let seen = arrivals.withLock { $0 }
-            let latencies = commits.compactMap { commit in seen[commit.eventID].map { PipelineBenchmarks.milliseconds($0 - commit.at) } }.sorted()
-            return [Measurement(name: "sink_nats_latency_p99_ms", value: latencies.isEmpty ? .infinity : NotificationBenchmarks.percentile(latencies, 0.99), unit: "ms", goal: "<= 50",
-                                details: [("commits", commits.count), ("seen", latencies.count), ("median_ms", latencies.isEmpty ? 0 : latencies[latencies.count / 2])])]
+            let latencies = commits.compactMap { commit in seen[storeID.lowercasedString + "-\(commit.token)-0"].map { PipelineBenchmarks.milliseconds($0 - commit.at) } }
+            return [PipelineBenchmarks.latencyMeasurement("sink_nats_latency_p99_ms", latencies, commits: commits.count)]
         }
     }
 }

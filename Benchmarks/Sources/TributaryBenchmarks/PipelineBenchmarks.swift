@@ -158,48 +158,80 @@ enum PipelineBenchmarks {
                 """
             let visible = LatencyLog()
             let stop = StopSignal()
-            let service = Thread {
-                _ = try? blocking {
-                    let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
-                    let coordinator = try TributaryBench.open(store, history: true)
-                    let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
-                    while !stop.isRequested {
-                        let target = try coordinator.currentPersistentHistoryToken()
-                        while try await !runner.runOnce().caughtUp {}
-                        visible.indexed(through: target.value, at: ContinuousClock.now)
-                        try await PipelineService.waitForNewCommits([coordinator], after: [target], stop: stop)
-                    }
-                    try await runner.finish()
-                }
-            }
-            service.start()
+            let service = startService(yaml: yaml, store: store, stop: stop, caughtUp: { visible.indexed(through: $0, at: ContinuousClock.now) })
             Thread.sleep(forTimeInterval: 0.5)
-            var commits: [(token: Int64, eventID: String, at: ContinuousClock.Instant)] = []
+            let commits = try commitSinglePosts(writer)
             let storeID = writer.persistentStores[0].identifier
-            for j in 0..<300 {
-                var request = BatchInsertRequest(entityName: "Post", columns: ["title", "content", "externalID", "createdAt"],
-                                                 rows: [[.string(Workload.title(j)), .string(Workload.content(j)), .string(Workload.externalID(j)), .date(Date())]])
-                request.resultType = .statusOnly
-                try writer.execute(request)
-                let at = ContinuousClock.now
-                let token = try writer.currentPersistentHistoryToken().value
-                commits.append((token, storeID.lowercasedString + "-\(token)-0", at))
-                Thread.sleep(forTimeInterval: 0.01)
-            }
             Thread.sleep(forTimeInterval: 1)
             stop.request()
-            while !service.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+            join(service)
             let arrivals = server.state.withLock { $0.arrivals }
-            func p99(_ values: [Double]) -> Double { values.sorted()[min(values.count - 1, Int(Double(values.count) * 0.99))] }
             let fts = commits.compactMap { commit in visible.time(of: commit.token).map { Self.milliseconds($0 - commit.at) } }
-            let http = commits.compactMap { commit in arrivals[commit.eventID].map { Self.milliseconds($0 - commit.at) } }
+            let http = commits.compactMap { commit in arrivals[storeID.lowercasedString + "-\(commit.token)-0"].map { Self.milliseconds($0 - commit.at) } }
             return [
-                Measurement(name: "sink_fts_latency_p99_ms", value: fts.isEmpty ? .infinity : p99(fts), unit: "ms", goal: "<= 50",
-                            details: [("commits", commits.count), ("seen", fts.count), ("median_ms", fts.isEmpty ? 0 : fts.sorted()[fts.count / 2]), ("wait", "remote change notifications")]),
-                Measurement(name: "sink_http_latency_p99_ms", value: http.isEmpty ? .infinity : p99(http), unit: "ms", goal: "<= 50",
-                            details: [("commits", commits.count), ("seen", http.count), ("median_ms", http.isEmpty ? 0 : http.sorted()[http.count / 2]), ("wait", "remote change notifications")]),
+                latencyMeasurement("sink_fts_latency_p99_ms", fts, commits: commits.count, details: [("wait", "remote change notifications")]),
+                latencyMeasurement("sink_http_latency_p99_ms", http, commits: commits.count, details: [("wait", "remote change notifications")]),
             ]
         }
+    }
+
+    /// One single-post commit of a latency run: its token, object and commit time.
+    struct Commit {
+        let token: Int64
+        let objectID: ObjectID
+        let at: ContinuousClock.Instant
+    }
+
+    /// Runs `yaml`'s pipeline on its own thread as `tributary run` does: after `prepare`,
+    /// steps until caught up, reports the token it caught up through, and waits on the
+    /// store's remote change notifications; until `stop`.
+    static func startService(yaml: String, store: String, stop: StopSignal,
+                             prepare: @escaping @Sendable (PipelineRunner) async throws -> Void = { _ in },
+                             caughtUp: @escaping @Sendable (Int64) -> Void = { _ in }) -> Thread {
+        let service = Thread {
+            _ = try? blocking {
+                let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
+                let coordinator = try TributaryBench.open(store, history: true)
+                let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+                try await prepare(runner)
+                while !stop.isRequested {
+                    let target = try coordinator.currentPersistentHistoryToken()
+                    while try await !runner.runOnce().caughtUp {}
+                    caughtUp(target.value)
+                    try await PipelineService.waitForNewCommits([coordinator], after: [target], stop: stop)
+                }
+                try await runner.finish()
+            }
+        }
+        service.start()
+        return service
+    }
+
+    /// `count` single-post commits by `writer`, one every 10 ms.
+    static func commitSinglePosts(_ writer: PersistentStoreCoordinator, count: Int = 300) throws -> [Commit] {
+        var commits: [Commit] = []
+        for j in 0..<count {
+            var request = BatchInsertRequest(entityName: "Post", columns: ["title", "content", "externalID", "createdAt"],
+                                             rows: [[.string(Workload.title(j)), .string(Workload.content(j)), .string(Workload.externalID(j)), .date(Date())]])
+            request.resultType = .objectIDs
+            let id = try writer.execute(request).objectIDs[0]
+            let at = ContinuousClock.now
+            commits.append(Commit(token: try writer.currentPersistentHistoryToken().value, objectID: id, at: at))
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return commits
+    }
+
+    /// Stops `threads` (after `stop` was requested) and waits for them.
+    static func join(_ threads: Thread...) {
+        while threads.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    /// The latency measurement from the milliseconds seen for `commits` commits.
+    static func latencyMeasurement(_ name: String, _ latencies: [Double], commits: Int, details: [(String, Any)] = []) -> Measurement {
+        let sorted = latencies.sorted()
+        return Measurement(name: name, value: sorted.isEmpty ? .infinity : NotificationBenchmarks.percentile(sorted, 0.99), unit: "ms", goal: "<= 50",
+                           details: [("commits", commits), ("seen", sorted.count), ("median_ms", sorted.isEmpty ? 0 : sorted[sorted.count / 2])] + details)
     }
 
     static func milliseconds(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }

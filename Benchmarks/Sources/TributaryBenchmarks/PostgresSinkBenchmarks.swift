@@ -125,39 +125,14 @@ enum PostgresSinkBenchmarks {
             let yaml = pipelineYAML(name: "latency", server: server, schema: "latency").replacingOccurrences(of: "seconds: 1h", with: "seconds: 1s")
             let visible = LatencyLog()
             let stop = StopSignal()
-            let service = Thread {
-                _ = try? PipelineBenchmarks.blocking {
-                    let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
-                    let coordinator = try TributaryBench.open(store, history: true)
-                    let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
-                    while !stop.isRequested {
-                        let target = try coordinator.currentPersistentHistoryToken()
-                        while try await !runner.runOnce().caughtUp {}
-                        visible.indexed(through: target.value, at: ContinuousClock.now)
-                        try await PipelineService.waitForNewCommits([coordinator], after: [target], stop: stop)
-                    }
-                    try await runner.finish()
-                }
-            }
-            service.start()
+            let service = PipelineBenchmarks.startService(yaml: yaml, store: store, stop: stop, caughtUp: { visible.indexed(through: $0, at: ContinuousClock.now) })
             Thread.sleep(forTimeInterval: 0.5)
-            var commits: [(token: Int64, at: ContinuousClock.Instant)] = []
-            for j in 0..<300 {
-                var request = BatchInsertRequest(entityName: "Post", columns: ["title", "content", "externalID", "createdAt"],
-                                                 rows: [[.string(Workload.title(j)), .string(Workload.content(j)), .string(Workload.externalID(j)), .date(Date())]])
-                request.resultType = .statusOnly
-                try writer.execute(request)
-                let at = ContinuousClock.now
-                commits.append((try writer.currentPersistentHistoryToken().value, at))
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            let commits = try PipelineBenchmarks.commitSinglePosts(writer)
             Thread.sleep(forTimeInterval: 1)
             stop.request()
-            while !service.isFinished { Thread.sleep(forTimeInterval: 0.01) }
-            let seen = commits.compactMap { commit in visible.time(of: commit.token).map { PipelineBenchmarks.milliseconds($0 - commit.at) } }.sorted()
-            let p99 = seen.isEmpty ? Double.infinity : seen[min(seen.count - 1, Int(Double(seen.count) * 0.99))]
-            return [Measurement(name: "sink_postgres_latency_p99_ms", value: p99, unit: "ms", goal: "<= 50",
-                                details: [("commits", commits.count), ("seen", seen.count), ("median_ms", seen.isEmpty ? 0 : seen[seen.count / 2]), ("server", "durable (fsync on)")])]
+            PipelineBenchmarks.join(service)
+            let seen = commits.compactMap { commit in visible.time(of: commit.token).map { PipelineBenchmarks.milliseconds($0 - commit.at) } }
+            return [PipelineBenchmarks.latencyMeasurement("sink_postgres_latency_p99_ms", seen, commits: commits.count, details: [("server", "durable (fsync on)")])]
         }
     }
 }

@@ -103,40 +103,16 @@ enum RedisSinkBenchmarks {
                 }
             }
             listener.start()
-            let service = Thread {
-                _ = try? PipelineBenchmarks.blocking {
-                    let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
-                    let coordinator = try TributaryBench.open(store, history: true)
-                    let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
-                    while !stop.isRequested {
-                        let target = try coordinator.currentPersistentHistoryToken()
-                        while try await !runner.runOnce().caughtUp {}
-                        try await PipelineService.waitForNewCommits([coordinator], after: [target], stop: stop)
-                    }
-                    try await runner.finish()
-                }
-            }
-            service.start()
+            let service = PipelineBenchmarks.startService(yaml: yaml, store: store, stop: stop)
             Thread.sleep(forTimeInterval: 0.5)
-            var commits: [(key: String, at: ContinuousClock.Instant)] = []
-            for j in 0..<300 {
-                var request = BatchInsertRequest(entityName: "Post", columns: ["title", "content", "externalID", "createdAt"],
-                                                 rows: [[.string(Workload.title(j)), .string(Workload.content(j)), .string(Workload.externalID(j)), .date(Date())]])
-                request.resultType = .objectIDs
-                let id = try writer.execute(request).objectIDs[0]
-                commits.append(("Post:\(id.primaryKey)", ContinuousClock.now))
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            let commits = try PipelineBenchmarks.commitSinglePosts(writer)
             Thread.sleep(forTimeInterval: 1)
             stop.request()
             _ = try RedisConnection(url: URL(string: redis.url)!, password: nil, sink: "bench").command(["PUBLISH", "bench", "stop"])
-            while !service.isFinished || !listener.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+            PipelineBenchmarks.join(service, listener)
             let seen = arrivals.withLock { $0 }
-            let latencies = commits.compactMap { commit in seen[commit.key].map { PipelineBenchmarks.milliseconds($0 - commit.at) } }.sorted()
-            let p99 = latencies.isEmpty ? Double.infinity : latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
-            return [Measurement(name: "sink_redis_latency_p99_ms", value: p99, unit: "ms", goal: "<= 50",
-                                details: [("commits", commits.count), ("seen", latencies.count), ("median_ms", latencies.isEmpty ? 0 : latencies[latencies.count / 2]),
-                                          ("wait", "commit notifications")])]
+            let latencies = commits.compactMap { commit in seen["Post:\(commit.objectID.primaryKey)"].map { PipelineBenchmarks.milliseconds($0 - commit.at) } }
+            return [PipelineBenchmarks.latencyMeasurement("sink_redis_latency_p99_ms", latencies, commits: commits.count, details: [("wait", "commit notifications")])]
         }
     }
 }
