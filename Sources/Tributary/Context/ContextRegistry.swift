@@ -2,7 +2,7 @@ import Synchronization
 
 /// The live contexts of one coordinator, held weakly, so a save can reach its siblings.
 final class ContextRegistry: Sendable {
-    private let entries = Mutex<[WeakContext]>([])
+    private let entries = Locked<[WeakContext]>([])
 
     func add(_ context: ManagedObjectContext) {
         entries.withLock { entries in
@@ -19,7 +19,7 @@ final class ContextRegistry: Sendable {
 
 /// The ``ManagedObject`` subclass each entity's objects are made as (``ManagedObject`` itself by default).
 final class ObjectClassRegistry: Sendable {
-    private let classes = Mutex<[String: ManagedObject.Type]>([:])
+    private let classes = Locked<[String: ManagedObject.Type]>([:])
 
     func register<T: EntityNamed>(_ type: T.Type) {
         classes.withLock { classes in

@@ -83,7 +83,7 @@ final class QueryGeneration: @unchecked Sendable {
 
 /// The generations pinned on one store, for reporting how old the oldest is.
 final class QueryGenerationRegistry: Sendable {
-    private let pinned = Mutex<[ObjectIdentifier: Date]>([:])
+    private let pinned = Locked<[ObjectIdentifier: Date]>([:])
 
     func add(_ generation: QueryGeneration) {
         pinned.withLock { $0[ObjectIdentifier(generation)] = generation.pinnedAt }

@@ -107,7 +107,7 @@ public final class HistoryWatcher: Sendable {
     /// The configuration given.
     public let configuration: Configuration
     private let sleep: @Sendable (Duration) async throws -> Void
-    private let state: Mutex<(checkpoint: PersistentHistoryToken, delivering: Bool)>
+    private let state: Locked<(checkpoint: PersistentHistoryToken, delivering: Bool)>
 
     /// A watcher of `coordinator`'s store, which must track history. With a consumer
     /// name, registers the consumer if it does not exist and starts after its token.
@@ -135,7 +135,7 @@ public final class HistoryWatcher: Sendable {
             case .current: checkpoint = try coordinator.currentPersistentHistoryToken()
             }
         }
-        state = Mutex((checkpoint, false))
+        state = Locked((checkpoint, false))
     }
 
     /// The last token delivered (or skipped as not matching the filter): the next

@@ -8,7 +8,7 @@ import Synchronization
 final class RemoteChangeHub: Sendable {
     static let shared = RemoteChangeHub()
 
-    private let monitors = Mutex<[String: [ObjectIdentifier: StoreChangeMonitor]]>([:])
+    private let monitors = Locked<[String: [ObjectIdentifier: StoreChangeMonitor]]>([:])
 
     /// The key of a store in the registry: the memdb URI of an in-memory store, the
     /// real path of a file store (so that two spellings of one path meet).
@@ -49,7 +49,7 @@ final class RemoteChangePoster: Sendable {
     private let sidecar: String?
     /// The sidecar's open descriptor (-1 before the first post or when it cannot be opened),
     /// and whether the poster is closed.
-    private let descriptor = Mutex<(fd: Int32, closed: Bool)>((-1, false))
+    private let descriptor = Locked<(fd: Int32, closed: Bool)>((-1, false))
 
     init(databasePath: String, isInMemory: Bool) {
         key = RemoteChangeHub.key(databasePath: databasePath, isInMemory: isInMemory)

@@ -45,11 +45,11 @@ final class StoreChangeMonitor: Sendable {
     /// The wake pipe: the thread reads `wakeFD`, posters write `wakeWriteFD`.
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
-    private let state = Mutex<(stopped: Bool, wakeClosed: Bool)>((false, false))
+    private let state = Locked<(stopped: Bool, wakeClosed: Bool)>((false, false))
     private let deliver: @Sendable (RemoteChange) -> Void
     /// The newest token reported; reporting happens under this lock, so that changes
     /// from the thread and from posters leave in token order.
-    private let newestReported = Mutex<Int64?>(nil)
+    private let newestReported = Locked<Int64?>(nil)
     private let finish: @Sendable () -> Void
 
     /// Starts listening; returns once the thread has taken its baseline, so that every

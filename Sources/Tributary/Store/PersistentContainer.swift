@@ -19,7 +19,7 @@ public final class PersistentContainer: Sendable {
     public let persistentStoreCoordinator: PersistentStoreCoordinator
     /// The context of the interface, on the main queue (Core Data's `viewContext`).
     public let viewContext: ManagedObjectContext
-    private let descriptions: Mutex<[PersistentStoreDescription]>
+    private let descriptions: Locked<[PersistentStoreDescription]>
 
     /// A container whose default store is `defaultDirectoryURL()/<name>.sqlite`.
     public init(name: String, managedObjectModel: ManagedObjectModel) {
@@ -28,7 +28,7 @@ public final class PersistentContainer: Sendable {
         self.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel)
         self.viewContext = ManagedObjectContext(concurrencyType: .mainQueue, coordinator: persistentStoreCoordinator)
         let url = Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
-        self.descriptions = Mutex([PersistentStoreDescription(url: url)])
+        self.descriptions = Locked([PersistentStoreDescription(url: url)])
     }
 
     /// The stores `loadPersistentStores()` opens; set before loading.

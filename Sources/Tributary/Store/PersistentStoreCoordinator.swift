@@ -14,7 +14,7 @@ import Synchronization
 /// which is how tools read any store without the application's code.
 public final class PersistentStoreCoordinator: Sendable {
     private let givenModel: ManagedObjectModel?
-    private let openStore = Mutex<PersistentStore?>(nil)
+    private let openStore = Locked<PersistentStore?>(nil)
     /// The contexts working on this coordinator (for merging saves between them).
     let contexts = ContextRegistry()
     /// The ``ManagedObject`` subclass of each entity.
