@@ -19,49 +19,41 @@ public enum FreePort {
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     public static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = loopback(port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        guard let fd = connected(port) else { return false }
+        close(fd)
+        return true
     }
 
     /// Connects to 127.0.0.1:`port`, sends `text` and returns the server's first answer (up
-    /// to 256 bytes), nil when nothing answers.
+    /// to 4 KB), nil when nothing answers.
     ///
     /// ```swift
     /// let ready = FreePort.request("PING\r\n", to: port) == "+PONG\r\n"
     /// ```
     public static func request(_ text: String, to port: Int) -> String? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
+        guard let fd = connected(port) else { return nil }
         defer { close(fd) }
-        var address = loopback(port)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { return nil }
         _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
-        var buffer = [UInt8](repeating: 0, count: 256)
+        var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(fd, &buffer, buffer.count, 0)
         return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
     }
 
     /// Connects to 127.0.0.1:`port`, sends `text` and closes (for a server's shutdown command).
     public static func send(_ text: String, to port: Int) {
+        _ = request(text, to: port)   // the server closes the connection as it shuts down
+    }
+
+    /// A socket connected to 127.0.0.1:`port`, nil when nothing accepts there.
+    private static func connected(_ port: Int) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
+        guard fd >= 0 else { return nil }
         var address = loopback(port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard connected else { return }
-        _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
-        var byte: UInt8 = 0
-        _ = recv(fd, &byte, 1, 0)   // the server closes the connection as it shuts down
+        if !connected { close(fd) }
+        return connected ? fd : nil
     }
 
     private static let handedOut = Mutex<Set<Int>>([])

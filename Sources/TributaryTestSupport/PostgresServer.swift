@@ -33,6 +33,33 @@ public enum PostgresServer {
         }
     }
 
+    /// The rows `sql` returns from `server` through `psql`, one line each, fields separated by
+    /// `|`, NULL as `∅`; a failed statement throws with psql's message.
+    ///
+    /// ```swift
+    /// let rows = try PostgresServer.query(postgres, "SELECT count(*) FROM mirror.\"Post\"")
+    /// ```
+    public static func query(_ server: LocalServer, _ sql: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try binDirectory() + "/psql")
+        process.arguments = ["-X", "-q", "-A", "-t", "-F", "|", "-P", "null=∅", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)",
+                             "-U", user, "-d", database, "-c", sql]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Both pipes read to the end before waiting, so a large answer cannot block psql.
+        nonisolated(unsafe) var data = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw LocalServerError("psql: \(String(decoding: errors, as: UTF8.self))") }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
+
     /// The folder holding PostgreSQL's server programs (the newest installed version).
     static func binDirectory() throws -> String {
         let root = "/usr/lib/postgresql"

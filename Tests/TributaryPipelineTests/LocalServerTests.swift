@@ -5,20 +5,9 @@ import TributaryTestSupport
 /// The test harness's servers start on loopback, answer their own protocol, survive a kill
 /// and restart on the same port, and go away when stopped.
 @Suite struct LocalServerTests {
-    /// Sends `request` (if any) and returns the first bytes the server answers.
+    /// Sends `request` (nothing when empty) and returns the first bytes the server answers.
     private func exchange(_ port: Int, _ request: String?) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        try #require(connected == 0)
-        if let request { _ = request.withCString { send(fd, $0, strlen($0), 0) } }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let n = recv(fd, &buffer, buffer.count, 0)
-        return String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
+        try #require(FreePort.request(request ?? "", to: port))
     }
 
     @Test func natsAnswersWithJetStreamAndRestarts() throws {

@@ -8,35 +8,8 @@ import TributaryTestSupport
 /// Reads a PostgreSQL mirror back with `psql`, and renders a store's rows the same way, so
 /// tests compare every column of every row.
 enum PostgresMirror {
-    static var psql: String {
-        let root = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
-        if let newest = versions.last, FileManager.default.isExecutableFile(atPath: "\(root)/\(newest)/bin/psql") { return "\(root)/\(newest)/bin/psql" }
-        return "/usr/bin/psql"
-    }
-
-    struct Failure: Error, CustomStringConvertible { let description: String }
-
     /// The rows `sql` returns, one line each, fields separated by `|`, NULL as `∅`.
-    static func query(_ server: LocalServer, _ sql: String) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = ["-X", "-q", "-A", "-t", "-F", "|", "-P", "null=∅", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)",
-                             "-U", PostgresServer.user, "-d", PostgresServer.database, "-c", sql]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        nonisolated(unsafe) var data = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure(description: "psql: \(String(decoding: errors, as: UTF8.self))") }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-    }
+    static func query(_ server: LocalServer, _ sql: String) throws -> [String] { try PostgresServer.query(server, sql) }
 
     /// Every row of `entities`' mirror tables in `schema` as `Entity|pk|value|…` (columns in
     /// model order, history-excluded attributes left out), sorted.

@@ -8,28 +8,8 @@ import TributaryTestSupport
 /// (fsync on): end-to-end pipeline throughput against `COPY` of the same rows into the same
 /// table definition, and the latency from a commit to the row committed in PostgreSQL.
 enum PostgresSinkBenchmarks {
-    static var psqlPath: String {
-        let root = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
-        if let newest = versions.last, FileManager.default.isExecutableFile(atPath: "\(root)/\(newest)/bin/psql") { return "\(root)/\(newest)/bin/psql" }
-        return "/usr/bin/psql"
-    }
-
-    struct Failure: Error, CustomStringConvertible { let description: String }
-
     /// Runs `psql -c command` against `server`.
-    static func psql(_ server: LocalServer, _ command: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psqlPath)
-        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)", "-U", PostgresServer.user, "-d", PostgresServer.database, "-c", command]
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure(description: "psql: \(String(decoding: text, as: UTF8.self))") }
-    }
+    static func psql(_ server: LocalServer, _ command: String) throws { _ = try PostgresServer.query(server, command) }
 
     /// Records per batch (`TRIBUTARY_BENCH_PG_BATCH`, default 1,000 as in `pipelines/postgres-mirror.yml`).
     static let batchSize = ProcessInfo.processInfo.environment["TRIBUTARY_BENCH_PG_BATCH"].flatMap { Int($0) } ?? 1_000

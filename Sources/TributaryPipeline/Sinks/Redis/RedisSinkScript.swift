@@ -46,6 +46,15 @@ public enum RedisSinkScript {
     local channel = ARGV[3]
     local tombstone = tonumber(ARGV[4])
     local checkpointed = redis.call('GET', KEYS[1])
+    -- A delete: the key goes, and its tombstone keeps the position (for `tombstone` seconds).
+    local function remove(key, pos)
+      redis.call('DEL', key)
+      if tombstone > 0 then
+        redis.call('SET', key .. ':deleted', pos, 'EX', tombstone)
+      else
+        redis.call('SET', key .. ':deleted', pos)
+      end
+    end
     local a = 6
     local applied = 0
     for k = 2, #KEYS do
@@ -64,12 +73,7 @@ public enum RedisSinkScript {
       if op ~= 'u' and newer(pos, checkpointed) then
         -- Beyond everything applied (one writer per checkpoint key): nothing stored is newer.
         if op == 'd' then
-          redis.call('DEL', key)
-          if tombstone > 0 then
-            redis.call('SET', key .. ':deleted', pos, 'EX', tombstone)
-          else
-            redis.call('SET', key .. ':deleted', pos)
-          end
+          remove(key, pos)
         else
           if json then
             local values = cjson.decode(patch)
@@ -107,12 +111,7 @@ public enum RedisSinkScript {
       if apply and op == 'u' and not stored then apply = false end
       if apply then
         if op == 'd' then
-          redis.call('DEL', key)
-          if tombstone > 0 then
-            redis.call('SET', key .. ':deleted', pos, 'EX', tombstone)
-          else
-            redis.call('SET', key .. ':deleted', pos)
-          end
+          remove(key, pos)
         else
           if dead then redis.call('DEL', key .. ':deleted') end
           if json then
