@@ -107,3 +107,94 @@ import Tributary
         }
     }
 }
+
+/// The exporter's in-place path: an insert encoded straight from the history payload is the
+/// same bytes as the record made from it, for every value type, and the path declines what
+/// it does not cover.
+@Suite struct InPlaceEncodingTests {
+    static let model = """
+        entities:
+          Item:
+            attributes:
+              text: string
+              count: integer
+              ratio: double
+              flag: bool
+              at: date
+              uid: uuid
+              bytes: binary
+            relationships:
+              owner: { to: Owner, inverse: items }
+              labels: { to: Label, inverse: items, toMany: true }
+          Owner:
+            attributes:
+              name: string
+              secret: { type: string, excludedFromHistory: true }
+            relationships:
+              items: { to: Item, inverse: owner, toMany: true }
+          Label:
+            attributes:
+              name: string
+            relationships:
+              items: { to: Item, inverse: labels, toMany: true }
+        """
+
+    @Test func insertsReadInPlaceEncodeAsTheirRecords() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("inplace-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(yaml: Self.model))
+        var description = PersistentStoreDescription(url: directory.appendingPathComponent("s.sqlite"))
+        description.persistentHistoryTracking = true
+        try coordinator.addPersistentStore(with: description)
+        func insert(_ entity: String, _ values: [String: AttributeValue]) throws -> ObjectID {
+            var request = BatchInsertRequest(entityName: entity, objects: [values])
+            request.resultType = .objectIDs
+            return try coordinator.execute(request).objectIDs[0]
+        }
+        let owner = try insert("Owner", ["name": "Ann"])
+        let label = try insert("Label", ["name": "red"])
+        let texts: [AttributeValue] = ["plain", "quote \" and \\ and\nnewline\ttab\u{1}", "café ünïcode 日本", "", .null]
+        var objects: [[String: AttributeValue]] = []
+        for (i, text) in texts.enumerated() {
+            objects.append(["text": text, "count": .integer(Int64(i) * -1_000_000_007), "ratio": .double(Double(i) / 3), "flag": .bool(i % 2 == 0),
+                            "at": .date(Date(timeIntervalSince1970: 1_714_564_800.125 + Double(i) * 90_000)), "uid": .uuid(UUID()),
+                            "bytes": .data(Data([0, 1, 2, UInt8(i)])), "owner": i == 4 ? .null : .objectID(owner)])
+        }
+        var request = BatchInsertRequest(entityName: "Item", objects: objects)
+        request.transaction = TransactionMetadata(author: "importer \"1\"", contextName: nil)
+        try coordinator.execute(request)
+        // Declined: an excluded value, a membership change, an update and a delete.
+        _ = try insert("Owner", ["name": "Cy", "secret": "hidden"])
+        _ = try insert("Item", ["text": "linked", "labels": .array([.objectID(label)])])
+        try coordinator.execute(BatchUpdateRequest(entityName: "Owner", propertiesToUpdate: ["name": "Bea"]))
+        var delete = BatchDeleteRequest(entityName: "Label")
+        delete.objectIDs = [label]
+        try coordinator.execute(delete)
+
+        let storeID = coordinator.persistentStores[0].identifier
+        var fast = NativeEncoder()
+        var general = NativeEncoder()
+        var encodedInPlace = 0, declined = 0
+        try coordinator.enumerateHistoryChanges(.fetchHistory(after: nil)) { view in
+            let position = StreamPosition(token: view.token.value, index: view.index)
+            let record = StreamRecord(change: try view.copy(), timestamp: view.timestamp, author: view.author, contextName: view.contextName)
+            var expected: [UInt8] = []
+            general.encode(record, into: &expected)
+            var line: [UInt8] = [0x2A]   // bytes already in the buffer stay
+            if try fast.encodeInsert(view, position: position, storeID: storeID, into: &line) {
+                encodedInPlace += 1
+                #expect(String(decoding: line.dropFirst(), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+            } else {
+                declined += 1
+                #expect(line == [0x2A])
+                let coveredKind = view.changeType == .insert && record.properties.allSatisfy { !$0.isMembershipChange && !$0.isValueExcluded }
+                #expect(!coveredKind, "declined \(String(decoding: expected, as: UTF8.self))")
+            }
+        }
+        // The label and five items in place; the owners (a value excluded from history), the
+        // linked item (and the label's membership side), the update and the delete declined.
+        #expect(encodedInPlace == 6)
+        #expect(declined >= 4)
+    }
+}

@@ -14,5 +14,7 @@ import Testing
         var hash = SHA256()
         for chunk in stride(from: 0, to: bytes.count, by: 37) { hash.update(bytes[chunk..<min(chunk + 37, bytes.count)]) }
         #expect(hash.finalize() == SHA256.hex(bytes))
+        // A collection without contiguous storage.
+        #expect(SHA256.hex(bytes.lazy.map { $0 }) == SHA256.hex(bytes))
     }
 }

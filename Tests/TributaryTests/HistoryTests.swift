@@ -170,7 +170,10 @@ import Testing
         #expect(try coordinator.countHistory(.fetchHistory(withFilter: filter)) == 2)
     }
 
-    @Test func authorAndTokenFiltersUseIndexes() throws {
+    /// The token range is a primary-key search; authors are looked up by index among the
+    /// sources and checked on each transaction of the range (no index per source: it cost a
+    /// page write per commit).
+    @Test func authorAndTokenFiltersReadOnlyTheTokenRange() throws {
         let store = try coordinator.requireStore()
         var filter = HistoryFilter()
         filter.authors = ["importer"]
@@ -183,7 +186,8 @@ import Testing
             while try statement.step() { lines.append(statement.string(at: 3)) }
             return lines.joined(separator: "\n")
         }
-        #expect(plan.contains("SEARCH _tributary_history USING") && plan.contains("INDEX _tributary_history_by_source (sourceID=? AND token>?)"), "\(plan)")
+        #expect(plan.contains("SEARCH _tributary_history USING INTEGER PRIMARY KEY (rowid>?)"), "\(plan)")
+        #expect(plan.contains("_tributary_history_source_author (author=?)"), "\(plan)")
         #expect(!plan.contains("SCAN _tributary_history"), "\(plan)")
     }
 

@@ -1,21 +1,31 @@
 import CZstd
 import Foundation
 
-/// One-shot zstd compression of small payloads (history transactions).
+/// One-shot zstd compression of small payloads (history transactions), on contexts kept in
+/// a pool: making a context for every call (what `ZSTD_compress` does) cost more than half of
+/// the history's overhead in single-row transactions.
 enum Zstd {
+    /// Contexts not in use, as addresses (a context is used by one thread at a time).
+    private static let compressors = Locked<[UInt]>([])
+    private static let decompressors = Locked<[UInt]>([])
+    /// Contexts kept beyond this are freed.
+    private static let pooled = 8
+
     /// `data` compressed as one zstd frame with its content size.
     static func compress(_ data: [UInt8], level: Int32 = 3) throws -> [UInt8] {
+        let context = try take(compressors) { ZSTD_createCCtx() }
+        defer { give(context, to: compressors) { _ = ZSTD_freeCCtx($0) } }
         let bound = ZSTD_compressBound(data.count)
-        var output = [UInt8](repeating: 0, count: bound)
-        let written = output.withUnsafeMutableBytes { out in
-            data.withUnsafeBytes { input in
-                ZSTD_compress(out.baseAddress, bound, input.baseAddress, input.count, level)
+        var written = 0
+        let output = [UInt8](unsafeUninitializedCapacity: bound) { out, count in
+            written = data.withUnsafeBytes { input in
+                ZSTD_compressCCtx(context, out.baseAddress, bound, input.baseAddress, input.count, level)
             }
+            count = ZSTD_isError(written) != 0 ? 0 : written
         }
         if ZSTD_isError(written) != 0 {
             throw TributaryError(.io, "zstd compression failed: \(String(cString: ZSTD_getErrorName(written)))")
         }
-        output.removeSubrange(written...)
         return output
     }
 
@@ -26,14 +36,31 @@ enum Zstd {
         guard size < UInt64.max - 1, size < 1 << 32 else {
             throw TributaryError(.io, "a compressed history record is damaged (no content size)", hint: "the store may be damaged; restore it from a copy")
         }
+        let context = try take(decompressors) { ZSTD_createDCtx() }
+        defer { give(context, to: decompressors) { _ = ZSTD_freeDCtx($0) } }
         var written = 0
         let output = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
-            written = ZSTD_decompress(buffer.baseAddress, buffer.count, frame.baseAddress, frame.count)
+            written = ZSTD_decompressDCtx(context, buffer.baseAddress, buffer.count, frame.baseAddress, frame.count)
             count = ZSTD_isError(written) != 0 ? 0 : min(written, buffer.count)
         }
         if ZSTD_isError(written) != 0 || written != Int(size) {
             throw TributaryError(.io, "a compressed history record is damaged", hint: "the store may be damaged; restore it from a copy")
         }
         return output
+    }
+
+    private static func take(_ pool: Locked<[UInt]>, make: () -> OpaquePointer?) throws -> OpaquePointer {
+        if let address = pool.withLock({ $0.popLast() }), let context = OpaquePointer(bitPattern: address) { return context }
+        guard let context = make() else { throw TributaryError(.io, "zstd: out of memory") }
+        return context
+    }
+
+    private static func give(_ context: OpaquePointer, to pool: Locked<[UInt]>, free: (OpaquePointer) -> Void) {
+        let kept = pool.withLock { contexts -> Bool in
+            guard contexts.count < pooled else { return false }
+            contexts.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))))
+            return true
+        }
+        if !kept { free(context) }
     }
 }

@@ -53,6 +53,54 @@ public struct HistoryChangeView {
         }
     }
 
+    /// Calls `body` with each property read in place: values as stored, text and bytes
+    /// pointing into the payload (valid only during the call). Nothing is copied, so this is
+    /// the fastest way to transcode history; ``forEachProperty(_:)`` gives ``AttributeValue``s.
+    ///
+    /// ```swift
+    /// try change.forEachStoredProperty { property in
+    ///     if case .integer(let n)? = property.after { total += n }
+    /// }
+    /// ```
+    public func forEachStoredProperty(_ body: (StoredHistoryProperty) throws -> Void) throws {
+        try payload.withUnsafeBufferPointer { base in
+            var reader = ByteReader(bytes: payload, offset: propertiesOffset)
+            func value() throws -> StoredHistoryValue {
+                typealias Tag = HistoryPayload.ValueTag
+                guard let tag = Tag(rawValue: try reader.byte()) else { throw HistoryPayload.damaged() }
+                switch tag {
+                case .null: return .null
+                case .integer: return .integer(try reader.signed())
+                case .double: return .double(try reader.double())
+                case .date: return .date(try reader.double())
+                case .boolTrue: return .bool(true)
+                case .boolFalse: return .bool(false)
+                case .text, .blob:
+                    let count = try reader.count()
+                    let start = reader.offset
+                    _ = try reader.take(count)
+                    let bytes = UnsafeBufferPointer(rebasing: base[start..<(start + count)])
+                    return tag == .text ? .text(bytes) : .blob(bytes)
+                case .uuid, .objectID:
+                    reader.offset -= 1
+                    switch try reader.value(storeID: storeID, names: names) {
+                    case .uuid(let u): return .uuid(u)
+                    case .objectID(let id): return .objectID(entityName: id.entityName, primaryKey: id.primaryKey)
+                    default: throw HistoryPayload.damaged()
+                    }
+                }
+            }
+            for _ in 0..<propertyCount {
+                let (name, flags) = try HistoryPayload.propertyHeader(&reader, names: names)
+                let before = flags.contains(.before) ? try value() : nil
+                let after = flags.contains(.after) ? try value() : nil
+                let membership = flags.contains(.membership)
+                if membership { try HistoryPayload.skipMembership(&reader) }
+                try body(StoredHistoryProperty(name: name, before: before, after: after, isValueExcluded: flags.contains(.excluded), isMembershipChange: membership))
+            }
+        }
+    }
+
     /// The change as a value that outlives the cursor.
     public func copy() throws -> PersistentHistoryChange {
         var reader = ByteReader(bytes: payload, offset: propertiesOffset)

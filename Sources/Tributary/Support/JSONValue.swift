@@ -164,34 +164,51 @@ public struct JSONWriter: Sendable {
         out += String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `s` as a JSON string literal, as UTF-8. Runs of characters that need no
-    /// escape are copied whole (usually one run: the string itself).
+    /// Appends `s` as a JSON string literal, as UTF-8.
     public static func appendString(_ s: String, to out: inout [UInt8]) {
-        out.append(0x22)
         var s = s
-        s.withUTF8 { utf8 in
-            var runStart = 0
-            // A plain byte loop: Swift's SIMD types were measured several times slower here.
-            for i in 0..<utf8.count {
-                let byte = utf8[i]
-                guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { continue }
-                let at = i
-                if runStart < at { out += UnsafeBufferPointer(rebasing: utf8[runStart..<at]) }
-                out.append(0x5C)
-                switch byte {
-                case 0x22: out.append(0x22)
-                case 0x5C: out.append(0x5C)
-                case 0x0A: out.append(0x6E)
-                case 0x0D: out.append(0x72)
-                case 0x09: out.append(0x74)
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    out += [0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-                }
-                runStart = at + 1
+        s.withUTF8 { appendString(validUTF8: $0, to: &out) }
+    }
+
+    /// Appends text given as UTF-8 bytes as a JSON string literal, exactly as
+    /// `appendString(_:to:)` appends `String(decoding: utf8, as: UTF8.self)`:
+    /// invalid sequences are repaired the same way. For text read in place (history payloads).
+    ///
+    /// ```swift
+    /// var out: [UInt8] = []
+    /// Array("say \"hi\"".utf8).withUnsafeBufferPointer { JSONWriter.appendString(utf8: $0, to: &out) }
+    /// ```
+    public static func appendString(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var ascii = true
+        for byte in utf8 where byte >= 0x80 { ascii = false; break }
+        if ascii { return appendString(validUTF8: utf8, to: &out) }
+        appendString(String(decoding: utf8, as: UTF8.self), to: &out)
+    }
+
+    /// Runs of characters that need no escape are copied whole (usually one run: the string itself).
+    private static func appendString(validUTF8 utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(0x22)
+        var runStart = 0
+        // A plain byte loop: Swift's SIMD types were measured several times slower here.
+        for i in 0..<utf8.count {
+            let byte = utf8[i]
+            guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { continue }
+            let at = i
+            if runStart < at { out += UnsafeBufferPointer(rebasing: utf8[runStart..<at]) }
+            out.append(0x5C)
+            switch byte {
+            case 0x22: out.append(0x22)
+            case 0x5C: out.append(0x5C)
+            case 0x0A: out.append(0x6E)
+            case 0x0D: out.append(0x72)
+            case 0x09: out.append(0x74)
+            default:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                out += [0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             }
-            if runStart < utf8.count { out += UnsafeBufferPointer(rebasing: utf8[runStart...]) }
+            runStart = at + 1
         }
+        if runStart < utf8.count { out += UnsafeBufferPointer(rebasing: utf8[runStart...]) }
         out.append(0x22)
     }
 }

@@ -16,10 +16,17 @@ public struct NativeEncoder: RecordEncoder {
     private var texts = RecordTexts()
     /// Dates by property index (each column's dates tend to share a day).
     private var dates: [DateTexts] = []
-    /// The last record's entity and property names, as JSON strings.
-    private var entity = ""
-    private var entityJSON: [UInt8] = []
-    private var names: [(name: String, json: [UInt8])] = []
+    /// The property names of the last records, by position, and where their JSON strings are
+    /// in `nameText` (one array: appending from it counts no references).
+    private var names: [(name: String, start: Int, end: Int)] = []
+    private var nameText: [UInt8] = []
+    /// The header's text shared by a transaction's records: from the store ID to `"index":`.
+    private var transactionText: [UInt8] = []
+    private var transactionKey: (store: UUID, token: Int64)?
+    /// The header's text shared by the records of one entity in a transaction: from
+    /// `,"timestamp":` to the object URI's prefix.
+    private var entityText: [UInt8] = []
+    private var entityKey: (token: Int64, timestamp: Date, author: String?, contextName: String?, entity: String, store: UUID)?
 
     /// An encoder.
     public init() {}
@@ -46,80 +53,146 @@ public struct NativeEncoder: RecordEncoder {
     /// load), written straight into `buffer` with the field names as ready-made bytes: the
     /// same bytes as the general path through ``JSONWriter``, in a third of the time.
     private mutating func encodeInsert(_ record: StreamRecord, into buffer: inout [UInt8]) {
-        buffer.append(contentsOf: Self.positionKey)
-        Self.appendDigits(record.position.token, to: &buffer)
-        buffer.append(0x2E)
-        if record.position.isSnapshot { buffer.append(0x72) }
-        Self.appendDigits(Int64(record.position.index), to: &buffer)
-        buffer.append(contentsOf: Self.storeIDKey)
-        buffer.append(contentsOf: texts.storeJSON)
-        buffer.append(contentsOf: Self.tokenKey)
-        buffer.append(contentsOf: texts.tokenJSON)
-        buffer.append(contentsOf: Self.indexKey)
-        Self.appendDigits(Int64(record.position.index), to: &buffer)
-        buffer.append(contentsOf: Self.timestampKey)
-        buffer.append(contentsOf: texts.timestampJSON)
-        buffer.append(contentsOf: Self.authorKey)
-        Self.appendOptional(record.author, to: &buffer)
-        buffer.append(contentsOf: Self.contextNameKey)
-        Self.appendOptional(record.contextName, to: &buffer)
-        buffer.append(contentsOf: Self.entityKey)
-        if record.objectID.entityName != entity {
-            entity = record.objectID.entityName
-            entityJSON = []
-            JSONWriter.appendString(entity, to: &entityJSON)
-        }
-        buffer.append(contentsOf: entityJSON)
-        buffer.append(contentsOf: Self.objectIDKey)
-        texts.appendURI(record.objectID, to: &buffer)
-        buffer.append(contentsOf: record.operation == .create ? Self.insertAfter : Self.readAfter)
+        appendHeader(position: record.position, storeID: record.storeID, author: record.author, contextName: record.contextName, objectID: record.objectID,
+                     operation: record.operation, into: &buffer)
         record.properties.withUnsafeBufferPointer { properties in
             for k in properties.indices {
-                if k > 0 { buffer.append(0x2C) }
-                let name = properties[k].name
-                if k < names.count, names[k].name == name {
-                    buffer.append(contentsOf: names[k].json)
-                } else {
-                    var json: [UInt8] = []
-                    JSONWriter.appendString(name, to: &json)
-                    buffer.append(contentsOf: json)
-                    if k < names.count { names[k] = (name, json) } else if k == names.count, k < 64 { names.append((name, json)) }
-                }
-                buffer.append(0x3A)
+                appendName(properties[k].name, at: k, to: &buffer)
                 switch properties[k].after {
-                case .date(let date)?:
-                    buffer.append(0x22)
-                    if k < 64 {
-                        while dates.count <= k { dates.append(DateTexts()) }
-                        dates[k].append(date, to: &buffer)
-                    } else {
-                        ISO8601.append(date, to: &buffer)
-                    }
-                    buffer.append(0x22)
+                case .date(let date)?: appendDate(date.timeIntervalSince1970, at: k, to: &buffer)
                 case let value?: Self.appendValue(value, to: &buffer)
-                case nil: buffer.append(contentsOf: Self.null)
+                case nil: Self.append("null", to: &buffer)
                 }
             }
         }
-        buffer.append(contentsOf: Self.end)
+        Self.append("}}\n", to: &buffer)
     }
 
-    private static let positionKey = Array(#"{"position":""#.utf8)
-    private static let storeIDKey = Array(#"","storeID":"#.utf8)
-    private static let tokenKey = Array(#","token":"#.utf8)
-    private static let indexKey = Array(#","index":"#.utf8)
-    private static let timestampKey = Array(#","timestamp":"#.utf8)
-    private static let authorKey = Array(#","author":"#.utf8)
-    private static let contextNameKey = Array(#","contextName":"#.utf8)
-    private static let entityKey = Array(#","entity":"#.utf8)
-    private static let objectIDKey = Array(#","objectID":"#.utf8)
-    private static let insertAfter = Array(#","type":"insert","after":{"#.utf8)
-    private static let readAfter = Array(#","type":"read","after":{"#.utf8)
-    private static let end = Array("}}\n".utf8)
-    private static let null = Array("null".utf8)
+    /// Encodes `change`, an insert read in place from the history of store `storeID`, exactly
+    /// as ``encode(_:into:)`` encodes the same change made into a ``StreamRecord`` at
+    /// `position`, without making one (nor its property values): the exporter's fast path.
+    /// Returns false, appending nothing, for what this form does not cover (updates, deletes,
+    /// links, values excluded from history): encode those as records.
+    ///
+    /// ```swift
+    /// if try !encoder.encodeInsert(view, position: position, storeID: storeID, into: &line) {
+    ///     encoder.encode(StreamRecord(change: try view.copy(), timestamp: view.timestamp, author: view.author, contextName: view.contextName), into: &line)
+    /// }
+    /// ```
+    public mutating func encodeInsert(_ change: HistoryChangeView, position: StreamPosition, storeID: UUID, into buffer: inout [UInt8]) throws -> Bool {
+        guard change.changeType == .insert, !position.isSnapshot else { return false }
+        let start = buffer.count
+        texts.update(storeID: storeID, token: position.token, timestamp: change.timestamp)
+        appendHeader(position: position, storeID: storeID, author: change.author, contextName: change.contextName,
+                     objectID: ObjectID(storeID: storeID, entityName: change.entityName, primaryKey: change.primaryKey), operation: .create, into: &buffer)
+        var k = 0
+        var covered = true
+        try change.forEachStoredProperty { property in
+            guard covered else { return }
+            guard !property.isMembershipChange, !property.isValueExcluded else {
+                covered = false
+                return
+            }
+            appendName(property.name, at: k, to: &buffer)
+            switch property.after {
+            case nil, .null?: Self.append("null", to: &buffer)
+            case .text(let utf8)?: JSONWriter.appendString(utf8: utf8, to: &buffer)
+            case .integer(let i)?: Self.appendDigits(i, to: &buffer)
+            case .date(let seconds)?: appendDate(seconds, at: k, to: &buffer)
+            case let value?: Self.appendValue(value.attributeValue(storeID: storeID), to: &buffer)
+            }
+            k += 1
+        }
+        guard covered else {
+            buffer.removeSubrange(start...)
+            return false
+        }
+        Self.append("}}\n", to: &buffer)
+        return true
+    }
+
+    /// Everything before the first property of an insert or read: three appends of texts kept
+    /// per transaction and entity (the other fields repeat from record to record).
+    private mutating func appendHeader(position: StreamPosition, storeID: UUID, author: String?, contextName: String?, objectID: ObjectID,
+                                       operation: StreamOperation, into buffer: inout [UInt8]) {
+        if transactionKey.map({ $0.store != storeID || $0.token != position.token }) ?? true {
+            transactionKey = (storeID, position.token)
+            transactionText.removeAll(keepingCapacity: true)
+            Self.append(#"","storeID":"#, to: &transactionText)
+            transactionText.append(contentsOf: texts.storeJSON)
+            Self.append(#","token":"#, to: &transactionText)
+            transactionText.append(contentsOf: texts.tokenJSON)
+            Self.append(#","index":"#, to: &transactionText)
+            entityKey = nil
+        }
+        if entityKey.map({ $0.token != position.token || $0.timestamp != texts.time || $0.author != author || $0.contextName != contextName || $0.entity != objectID.entityName || $0.store != objectID.storeID }) ?? true {
+            entityKey = (position.token, texts.time ?? Date.distantPast, author, contextName, objectID.entityName, objectID.storeID)
+            entityText.removeAll(keepingCapacity: true)
+            Self.append(#","timestamp":"#, to: &entityText)
+            entityText.append(contentsOf: texts.timestampJSON)
+            Self.append(#","author":"#, to: &entityText)
+            Self.appendOptional(author, to: &entityText)
+            Self.append(#","contextName":"#, to: &entityText)
+            Self.appendOptional(contextName, to: &entityText)
+            Self.append(#","entity":"#, to: &entityText)
+            JSONWriter.appendString(objectID.entityName, to: &entityText)
+            Self.append(#","objectID":"#, to: &entityText)
+            texts.appendURIPrefix(objectID, to: &entityText)
+        }
+        Self.append(#"{"position":""#, to: &buffer)
+        Self.appendDigits(position.token, to: &buffer)
+        buffer.append(0x2E)
+        if position.isSnapshot { buffer.append(0x72) }
+        Self.appendDigits(Int64(position.index), to: &buffer)
+        buffer.append(contentsOf: transactionText)
+        Self.appendDigits(Int64(position.index), to: &buffer)
+        buffer.append(contentsOf: entityText)
+        Self.appendDigits(objectID.primaryKey, to: &buffer)
+        buffer.append(0x22)
+        Self.append(operation == .create ? #","type":"insert","after":{"# : #","type":"read","after":{"#, to: &buffer)
+    }
+
+    /// Appends a constant's UTF-8 (no reference counting, unlike an array's).
+    @inline(__always)
+    private static func append(_ text: StaticString, to buffer: inout [UInt8]) {
+        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
+    }
+
+    /// The `"name":` of the `k`th property (after a comma unless first), from a cache by position.
+    private mutating func appendName(_ name: String, at k: Int, to buffer: inout [UInt8]) {
+        if k > 0 { buffer.append(0x2C) }
+        if k < names.count, names[k].name == name {
+            let (start, end) = (names[k].start, names[k].end)
+            nameText.withUnsafeBufferPointer { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[start..<end])) }
+        } else {
+            if nameText.count > 1 << 16 {
+                nameText.removeAll(keepingCapacity: true)
+                names.removeAll(keepingCapacity: true)
+            }
+            let start = nameText.count
+            JSONWriter.appendString(name, to: &nameText)
+            buffer.append(contentsOf: nameText[start...])
+            let entry = (name, start, nameText.count)
+            if k < names.count { names[k] = entry } else if k == names.count, k < 64 { names.append(entry) }
+        }
+        buffer.append(0x3A)
+    }
+
+    /// A date value of the `k`th property, as a JSON string (each column's dates share a day).
+    private mutating func appendDate(_ seconds: Double, at k: Int, to buffer: inout [UInt8]) {
+        let date = Date(timeIntervalSince1970: seconds)
+        buffer.append(0x22)
+        if k < 64 {
+            while dates.count <= k { dates.append(DateTexts()) }
+            dates[k].append(date, to: &buffer)
+        } else {
+            ISO8601.append(date, to: &buffer)
+        }
+        buffer.append(0x22)
+    }
 
     private static func appendOptional(_ text: String?, to buffer: inout [UInt8]) {
-        if let text { JSONWriter.appendString(text, to: &buffer) } else { buffer.append(contentsOf: null) }
+        if let text { JSONWriter.appendString(text, to: &buffer) } else { append("null", to: &buffer) }
     }
 
     /// Decimal digits of `value`, as `String(value)` writes them.
@@ -146,7 +219,7 @@ public struct NativeEncoder: RecordEncoder {
     /// A value as ``JSONWriter/value(_:)`` writes it.
     static func appendValue(_ value: AttributeValue, to buffer: inout [UInt8]) {
         switch value {
-        case .null: buffer.append(contentsOf: null)
+        case .null: append("null", to: &buffer)
         case .string(let text): JSONWriter.appendString(text, to: &buffer)
         case .integer(let i): appendDigits(i, to: &buffer)
         case .date(let date):
@@ -188,7 +261,7 @@ struct DateTexts {
             }
             return
         }
-        buffer.append(contentsOf: prefix)
+        prefix.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
         let inDay = Int(w - d * 86_400)
         func two(_ v: Int) {
             buffer.append(UInt8(48 + v / 10))

@@ -13,7 +13,8 @@ import Tributary
 struct RecordTexts {
     private var storeID: UUID?
     private var tokenValue: Int64 = -1
-    private var time: Date?
+    /// The commit time the texts are of.
+    private(set) var time: Date?
     private var prefixes: [String: String] = [:]
     private var jsonPrefixes: [String: [UInt8]] = [:]
     /// The store ID in lowercase.
@@ -29,24 +30,29 @@ struct RecordTexts {
 
     /// Makes the texts those of `record`'s transaction.
     mutating func update(for record: StreamRecord) {
-        if record.storeID != storeID {
-            storeID = record.storeID
-            store = record.storeID.lowercasedString
+        update(storeID: record.storeID, token: record.position.token, timestamp: record.timestamp)
+    }
+
+    /// Makes the texts those of transaction `token` of store `storeID`, committed at `timestamp`.
+    mutating func update(storeID id: UUID, token value: Int64, timestamp date: Date) {
+        if id != storeID {
+            storeID = id
+            store = id.lowercasedString
             storeJSON = []
             JSONWriter.appendString(store, to: &storeJSON)
             prefixes = [:]
             jsonPrefixes = [:]
             tokenValue = -1
         }
-        if record.position.token != tokenValue {
-            tokenValue = record.position.token
-            token = record.token.description
+        if value != tokenValue {
+            tokenValue = value
+            token = PersistentHistoryToken(value: value, storeID: id).description
             tokenJSON = []
             JSONWriter.appendString(token, to: &tokenJSON)
         }
-        if record.timestamp != time {
-            time = record.timestamp
-            timestamp = ISO8601.string(from: record.timestamp)
+        if date != time {
+            time = date
+            timestamp = ISO8601.string(from: date)
             timestampJSON = []
             JSONWriter.appendString(timestamp, to: &timestampJSON)
         }
@@ -59,6 +65,24 @@ struct RecordTexts {
         let prefix = "tributary://" + store + "/" + id.entityName + "/p"
         prefixes[id.entityName] = prefix
         return prefix + String(id.primaryKey)
+    }
+
+    /// Appends the opening quote and the URI of `id` without its primary key (when of this
+    /// store: the rest is the key's digits and a closing quote).
+    mutating func appendURIPrefix(_ id: ObjectID, to buffer: inout [UInt8]) {
+        guard id.storeID == storeID else {
+            var uri: [UInt8] = []
+            JSONWriter.appendString("tributary://" + id.storeID.lowercasedString + "/" + id.entityName + "/p", to: &uri)
+            buffer.append(contentsOf: uri.dropLast())
+            return
+        }
+        if jsonPrefixes[id.entityName] == nil {
+            var prefix: [UInt8] = []
+            JSONWriter.appendString("tributary://" + store + "/" + id.entityName + "/p", to: &prefix)
+            prefix.removeLast() // the closing quote
+            jsonPrefixes[id.entityName] = prefix
+        }
+        buffer.append(contentsOf: jsonPrefixes[id.entityName]!)
     }
 
     /// Appends the URI of `id` as a JSON string, as `JSONWriter.appendString(uri(id))` does,

@@ -25,6 +25,8 @@ public final class StreamExporter {
 
     private let storeID: UUID
     private var recordEncoder: any RecordEncoder
+    /// The native encoder when the format is native: history inserts go through it in place.
+    private var native: NativeEncoder?
     private var frameEncoder: ZstdFrameEncoder
     private var writer: SegmentWriter?
     private var committed: Int64 = 0
@@ -74,6 +76,7 @@ public final class StreamExporter {
         let dictionary = try Self.loadDictionary(directory: directory, manifest: manifest)
         frameEncoder = try ZstdFrameEncoder(level: options.compressionLevel, dictionary: dictionary)
         recordEncoder = options.format.makeEncoder(clock: options.clock)
+        native = options.format == .native ? NativeEncoder() : nil
         training = options.dictionary && dictionary == nil && manifest.segments.isEmpty
         let existing = try? coordinator.historyConsumer(named: options.consumerName)
         let consumer = try existing ?? coordinator.registerHistoryConsumer(options.consumerName, startingAt: .oldest)
@@ -119,9 +122,17 @@ public final class StreamExporter {
             filter.after = PersistentHistoryToken(value: after, storeID: storeID)
             filter.through = current
             var properties: [PropertyChange] = []
+            let inPlace = native != nil && options.excludedProperties.isEmpty
             try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
                 let position = StreamPosition(token: view.token.value, index: view.index)
                 if let resumeAfter, position <= resumeAfter { return }
+                // Inserts (most of a bulk load) are encoded straight from the history payload.
+                line.removeAll(keepingCapacity: true)
+                if inPlace, try native!.encodeInsert(view, position: position, storeID: storeID, into: &line) {
+                    try emitLine(position: position, timestamp: view.timestamp, completeThrough: view.token.value - 1, summary: &summary)
+                    if summary.records % 10_000 == 0 { progress(summary) }
+                    return
+                }
                 let change = try view.copy()
                 properties = change.properties
                 if !options.excludedProperties.isEmpty {
@@ -165,22 +176,28 @@ public final class StreamExporter {
     /// all written once this record is (nil inside a snapshot, which commits nothing until whole).
     private func emit(_ record: StreamRecord, completeThrough: Int64?, summary: inout ExportSummary) throws {
         line.removeAll(keepingCapacity: true)
-        recordEncoder.encode(record, into: &line)
+        if native != nil { native!.encode(record, into: &line) } else { recordEncoder.encode(record, into: &line) }
+        try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: completeThrough, summary: &summary)
+    }
+
+    /// Writes the record encoded in `line` (or keeps it as a dictionary sample while training).
+    private func emitLine(position: StreamPosition, timestamp: Date, completeThrough: Int64?, summary: inout ExportSummary) throws {
         summary.records += 1
         if training {
-            samples.append((line, record.position, record.timestamp))
+            samples.append((line, position, timestamp))
             sampleBytes += line.count
             if sampleBytes >= options.dictionarySampleBytes { try trainDictionary(summary: &summary) }
             return
         }
-        try write(line, position: record.position, timestamp: record.timestamp, completeThrough: completeThrough, summary: &summary)
+        try write(line, position: position, timestamp: timestamp, completeThrough: completeThrough, summary: &summary)
     }
 
     private func write(_ line: [UInt8], position: StreamPosition, timestamp: Date, completeThrough: Int64?, summary: inout ExportSummary) throws {
         if writer == nil { writer = try SegmentWriter(directory: directory, encoder: frameEncoder, recordsPerFrame: options.recordsPerFrame) }
         let writer = writer!
         try writer.append(line, position: position, timestamp: timestamp)
-        let old = writer.openedAt.map { Date().timeIntervalSince($0) >= options.maximumSegmentAge } ?? false
+        // The clock is read every 64 records (each pass closes its segment anyway).
+        let old = writer.records % 64 == 0 && (writer.openedAt.map { Date().timeIntervalSince($0) >= options.maximumSegmentAge } ?? false)
         if writer.records >= options.maximumSegmentRecords || writer.approximateBytes >= options.maximumSegmentBytes || old {
             try closeSegment(completeThrough: completeThrough, summary: &summary)
         }

@@ -35,20 +35,24 @@ public struct SHA256: Sendable {
 
     /// Adds `bytes` to the message.
     public mutating func update<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        // Contiguous bytes (arrays, the usual case) are hashed in place, block by block.
+        if bytes.withContiguousStorageIfAvailable({ update(contiguous: $0) }) != nil { return }
+        Array(bytes).withUnsafeBufferPointer { update(contiguous: $0) }
+    }
+
+    private mutating func update(contiguous bytes: UnsafeBufferPointer<UInt8>) {
         length &+= UInt64(bytes.count)
-        var index = bytes.startIndex
+        var index = 0
         if !pending.isEmpty {
-            while pending.count < 64, index != bytes.endIndex { pending.append(bytes[index]); index = bytes.index(after: index) }
-            if pending.count == 64 { block(pending[...]); pending.removeAll(keepingCapacity: true) }
+            while pending.count < 64, index < bytes.count { pending.append(bytes[index]); index += 1 }
+            if pending.count == 64 {
+                pending.withUnsafeBufferPointer { block($0) }
+                pending.removeAll(keepingCapacity: true)
+            }
         }
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(64)
-        while bytes.distance(from: index, to: bytes.endIndex) >= 64 {
-            let end = bytes.index(index, offsetBy: 64)
-            chunk.removeAll(keepingCapacity: true)
-            chunk.append(contentsOf: bytes[index..<end])
-            block(chunk[...])
-            index = end
+        while bytes.count - index >= 64 {
+            block(UnsafeBufferPointer(rebasing: bytes[index..<(index + 64)]))
+            index += 64
         }
         pending.append(contentsOf: bytes[index...])
     }
@@ -60,7 +64,9 @@ public struct SHA256: Sendable {
         tail.append(0x80)
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        for start in stride(from: 0, to: tail.count, by: 64) { block(tail[start..<start + 64]) }
+        tail.withUnsafeBufferPointer { tail in
+            for start in stride(from: 0, to: tail.count, by: 64) { block(UnsafeBufferPointer(rebasing: tail[start..<start + 64])) }
+        }
         pending.removeAll()
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
         let digits = Array("0123456789abcdef".utf8)
@@ -71,9 +77,10 @@ public struct SHA256: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private mutating func block(_ bytes: ArraySlice<UInt8>) {
+    /// One 64-byte block.
+    private mutating func block(_ bytes: UnsafeBufferPointer<UInt8>) {
         state = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-            var i = bytes.startIndex
+            var i = 0
             for t in 0..<16 {
                 w[t] = UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
                 i += 4
@@ -84,13 +91,15 @@ public struct SHA256: Sendable {
                 w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
             }
             var (a, b, c, d, e, f, g, h) = state
-            for t in 0..<64 {
-                let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
-                let ch = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ ch &+ Self.k[t] &+ w[t]
-                let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
-                let maj = (a & b) ^ (a & c) ^ (b & c)
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ s0 &+ maj)
+            Self.k.withUnsafeBufferPointer { k in
+                for t in 0..<64 {
+                    let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[t] &+ w[t]
+                    let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ s0 &+ maj)
+                }
             }
             return (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
         }
