@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Tributary
-import TributaryPipeline
+@testable import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
 
@@ -78,5 +78,28 @@ import TributaryTestSupport
         // Without a password again, so the harness can shut the server down.
         let admin = try RedisConnection(url: url, password: "s3cret-pass", sink: "test")
         #expect(try admin.command(["CONFIG", "SET", "requirepass", ""]) == .status("OK"))
+    }
+}
+
+/// The protocol form the Redis sink writes its arguments in.
+@Suite struct RedisArgumentsTests {
+    @Test func argumentsAreBulkStringsWithTheirLengths() {
+        var arguments = RedisArguments()
+        arguments.add("Post:1")
+        arguments.add("")
+        for number in [0, 7, 42, -42, 1_000_000_007, Int.max, Int.min] { arguments.add(number) }
+        Array("é".utf8).withUnsafeBufferPointer { arguments.add($0) }
+        #expect(arguments.count == 10)
+        let expected = "$6\r\nPost:1\r\n$0\r\n\r\n$1\r\n0\r\n$1\r\n7\r\n$2\r\n42\r\n$3\r\n-42\r\n$10\r\n1000000007\r\n"
+            + "$19\r\n9223372036854775807\r\n$20\r\n-9223372036854775808\r\n$2\r\né\r\n"
+        #expect(String(decoding: arguments.bytes, as: UTF8.self) == expected)
+    }
+
+    @Test func digitsAsStringWritesThem() {
+        for number in [0, 9, 10, 99, 100, -1, -10, 123_456_789, Int.max, Int.min] {
+            var bytes: [UInt8] = []
+            RedisArguments.appendDigits(number, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(number))
+        }
     }
 }

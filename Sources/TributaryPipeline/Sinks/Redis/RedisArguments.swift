@@ -64,9 +64,21 @@ public struct RedisArguments: Sendable {
     /// arguments.add(3_600)
     /// ```
     public mutating func add(_ number: Int) {
-        var digits: [UInt8] = []
-        Self.appendDigits(number, to: &digits)
-        digits.withUnsafeBufferPointer { add($0) }
+        // The digits on the stack: no array per number.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = number.magnitude
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(0x30 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if number < 0 {
+                start -= 1
+                digits[start] = 0x2D
+            }
+            add(UnsafeBufferPointer(rebasing: digits[start..<20]))
+        }
     }
 
     /// Appends the arguments of `other` after these.
@@ -81,12 +93,13 @@ public struct RedisArguments: Sendable {
 
     /// Appends `number` in decimal.
     static func appendDigits(_ number: Int, to buffer: inout [UInt8]) {
-        if number < 0 {
-            buffer.append(0x2D)
-            appendDigits(-number, to: &buffer)
-            return
-        }
-        if number >= 10 { appendDigits(number / 10, to: &buffer) }
-        buffer.append(UInt8(0x30 + number % 10))
+        if number < 0 { buffer.append(0x2D) }
+        let magnitude = number.magnitude
+        var divisor: UInt = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        repeat {
+            buffer.append(UInt8(0x30 + (magnitude / divisor) % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 }

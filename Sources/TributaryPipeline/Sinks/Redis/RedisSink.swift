@@ -53,6 +53,8 @@ public final class RedisSink: Sink {
     private var ends: [StreamPosition] = []
     private var keys = RedisArguments()
     private var values = RedisArguments()
+    private var scratch: [UInt8] = []
+    private var dates = DateTexts()
 
     /// A sink writing to the server of `settings`, the password read from the variable or
     /// file it names (looked up in `environment`); `timeout` bounds the connection and each reply.
@@ -191,7 +193,8 @@ public final class RedisSink: Sink {
     }
 
     /// The script's arguments after the SHA (the number of keys, the keys, the values) for
-    /// `records`, moving the checkpoint to `checkpoint`.
+    /// `records`, moving the checkpoint to `checkpoint`. Values are written in their text form
+    /// (``AttributeValue/description``) straight into the arguments.
     private func arguments(_ records: ArraySlice<StreamRecord>, checkpoint: StreamPosition?) -> RedisArguments {
         keys.removeAll()
         values.removeAll()
@@ -200,38 +203,20 @@ public final class RedisSink: Sink {
         values.add(settings.ttl ?? 0)
         values.add(settings.channel ?? "")
         values.add(Self.tombstoneSeconds)
-        values.add(checkpoint?.description ?? "")
-        for record in records {
-            keys.add(template.key(for: record))
-            values.add(record.operation == .delete ? "d" : record.operation == .update ? "u" : record.operation == .read ? "r" : "c")
-            values.add(record.position.description)
-            if record.operation == .delete {
-                if settings.format == .json { values.add("{}") } else { values.add(0); values.add(0) }
-                continue
-            }
-            let replace = record.operation == .create || record.operation == .read
-            switch settings.format {
-            case .json:
-                json.reset()
-                json.object { o in
-                    for property in record.properties where !property.isMembershipChange && !property.isValueExcluded {
-                        if let value = property.after { o.field(property.name, value) }
-                    }
+        if let checkpoint { add(checkpoint) } else { values.add("") }
+        records.withUnsafeBufferPointer { records in
+            for index in records.indices {
+                keys.add(template.key(for: records[index]))
+                let operation = records[index].operation
+                values.add(operation == .delete ? "d" : operation == .update ? "u" : operation == .read ? "r" : "c")
+                add(records[index].position)
+                if operation == .delete {
+                    if settings.format == .json { values.add("{}") } else { values.add(0); values.add(0) }
+                    continue
                 }
-                json.bytes.withUnsafeBufferPointer { values.add($0) }
-            case .hash:
-                var set = 0, removed: [String] = []
-                for property in record.properties where !property.isMembershipChange && !property.isValueExcluded && property.after != nil {
-                    if property.after!.isNull { if !replace { removed.append(property.name) } } else { set += 1 }
+                records[index].properties.withUnsafeBufferPointer { properties in
+                    addValues(properties, replace: operation == .create || operation == .read)
                 }
-                values.add(set)
-                values.add(removed.count)
-                for property in record.properties where !property.isMembershipChange && !property.isValueExcluded {
-                    guard let value = property.after, !value.isNull else { continue }
-                    values.add(property.name)
-                    values.add(value.description)
-                }
-                for name in removed { values.add(name) }
             }
         }
         var call = RedisArguments()
@@ -239,6 +224,61 @@ public final class RedisSink: Sink {
         call.append(keys)
         call.append(values)
         return call
+    }
+
+    /// A record's values: for `json` one object of the values set, for `hash` the number of
+    /// fields set and removed, the names and values set, the names removed.
+    private func addValues(_ properties: UnsafeBufferPointer<PropertyChange>, replace: Bool) {
+        switch settings.format {
+        case .json:
+            json.reset()
+            json.object { o in
+                for property in properties where !property.isMembershipChange && !property.isValueExcluded {
+                    if let value = property.after { o.field(property.name, value) }
+                }
+            }
+            json.bytes.withUnsafeBufferPointer { values.add($0) }
+        case .hash:
+            var set = 0, removed = 0
+            for i in properties.indices where !properties[i].isMembershipChange && !properties[i].isValueExcluded {
+                guard let value = properties[i].after else { continue }
+                if value.isNull { if !replace { removed += 1 } } else { set += 1 }
+            }
+            values.add(set)
+            values.add(removed)
+            for i in properties.indices where !properties[i].isMembershipChange && !properties[i].isValueExcluded {
+                guard let value = properties[i].after, !value.isNull else { continue }
+                values.add(properties[i].name)
+                add(value)
+            }
+            guard removed > 0 else { return }
+            for i in properties.indices where !properties[i].isMembershipChange && !properties[i].isValueExcluded && properties[i].after?.isNull == true {
+                values.add(properties[i].name)
+            }
+        }
+    }
+
+    /// A value's text form, the common kinds written without making a `String`.
+    private func add(_ value: AttributeValue) {
+        switch value {
+        case .string(let text): values.add(text)
+        case .integer(let number): values.add(Int(number))
+        case .date(let date):
+            scratch.removeAll(keepingCapacity: true)
+            dates.append(date, to: &scratch)
+            scratch.withUnsafeBufferPointer { values.add($0) }
+        default: values.add(value.description)
+        }
+    }
+
+    /// A position as text (`42.3`, `42.r3`), as ``StreamPosition/description`` writes it.
+    private func add(_ position: StreamPosition) {
+        scratch.removeAll(keepingCapacity: true)
+        RedisArguments.appendDigits(Int(position.token), to: &scratch)
+        scratch.append(0x2E)
+        if position.isSnapshot { scratch.append(0x72) }
+        RedisArguments.appendDigits(position.index, to: &scratch)
+        scratch.withUnsafeBufferPointer { values.add($0) }
     }
 
     /// The error for an error reply: worth retrying when the server is loading, busy, out of

@@ -57,6 +57,8 @@ public enum RedisSinkScript {
     end
     local a = 6
     local applied = 0
+    -- Positions rise within a call: once one is beyond the checkpoint, the rest are.
+    local beyond = false
     for k = 2, #KEYS do
       local key = KEYS[k]
       local op, pos = ARGV[a], ARGV[a + 1]
@@ -70,7 +72,8 @@ public enum RedisSinkScript {
         first = a + 2
         a = first + 2 * nset + nremove
       end
-      if op ~= 'u' and newer(pos, checkpointed) then
+      if not beyond then beyond = newer(pos, checkpointed) end
+      if op ~= 'u' and beyond then
         -- Beyond everything applied (one writer per checkpoint key): nothing stored is newer.
         if op == 'd' then
           remove(key, pos)
