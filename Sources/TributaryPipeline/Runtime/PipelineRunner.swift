@@ -166,6 +166,7 @@ public final class PipelineRunner {
     }
 
     private func transform(_ record: StreamRecord) throws -> StreamRecord? {
+        if pipeline.transforms.isEmpty { return record }
         var current: StreamRecord? = record
         for transform in pipeline.transforms {
             guard let value = current else { return nil }
@@ -228,11 +229,15 @@ public final class PipelineRunner {
     private func deliver(_ records: [StreamRecord], step: inout Step) async throws {
         guard !records.isEmpty else { return }
         for index in states.indices {
-            let durable = states[index].durable
-            let pending = durable.map { d in records.filter { $0.position > d } } ?? records
+            // Records are in position order: those after the sink's durable position are a suffix.
+            var pending = records
+            if let durable = states[index].durable, let first = pending.first, first.position <= durable {
+                pending = Array(pending.drop { $0.position <= durable })
+            }
             var start = 0
             while start < pending.count {
-                let chunk = Array(pending[start..<min(pending.count, start + states[index].batchSize)])
+                let end = min(pending.count, start + states[index].batchSize)
+                let chunk = start == 0 && end == pending.count ? pending : Array(pending[start..<end])
                 if try await deliver(chunk, to: index) { step.delivered += chunk.count } else { step.deadLettered += chunk.count }
                 start += chunk.count
             }

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import Tributary
+@testable import TributaryPipeline
+import TributaryStreams
+
+/// The index's own rules: documents keyed by entity slot and primary key, one store per
+/// slot, a reused key replacing its document, and indexes of the earlier layout refused.
+@Suite struct FullTextIndexTests {
+    static let store = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00CF4FC964FF")!
+
+    static func record(_ token: Int64, _ operation: StreamOperation, key: Int64, title: String?, store: UUID = store) -> StreamRecord {
+        StreamRecord(position: StreamPosition(token: token, index: 0), storeID: store, timestamp: Date(timeIntervalSince1970: 0), author: nil, contextName: nil,
+                     operation: operation, objectID: ObjectID(storeID: store, entityName: "Post", primaryKey: key),
+                     properties: title.map { [PropertyChange(name: "title", after: .string($0))] } ?? [])
+    }
+
+    @Test func aReusedKeyReplacesItsDocument() throws {
+        let dir = TemporaryDirectory()
+        let index = try FullTextIndex(path: dir.path("i.sqlite"))
+        let entities = ["Post": ["title"]]
+        _ = try index.apply([Self.record(1, .create, key: 7, title: "first words")], through: nil, pipeline: "p", entities: entities)
+        // The delete between the two was filtered out: the second insert must still win.
+        _ = try index.apply([Self.record(3, .create, key: 7, title: "second words")], through: nil, pipeline: "p", entities: entities)
+        let documents = try index.documents()
+        #expect(documents == [FullTextIndex.Document(object: "tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Post/p7", entity: "Post", content: "second words")])
+        #expect(try index.search("first").isEmpty)
+        #expect(try index.search("second").map(\.object) == ["tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Post/p7"])
+        // Reopened, the slots and their store are read back.
+        #expect(try FullTextIndex(path: dir.path("i.sqlite"), create: false).search("second").map(\.entity) == ["Post"])
+    }
+
+    @Test func aSlotHoldsOneStoresObjects() throws {
+        let dir = TemporaryDirectory()
+        let index = try FullTextIndex(path: dir.path("i.sqlite"))
+        _ = try index.apply([Self.record(1, .create, key: 1, title: "a")], through: nil, pipeline: "p", entities: ["Post": ["title"]])
+        let other = UUID()
+        #expect {
+            _ = try index.apply([Self.record(2, .create, key: 1, title: "b", store: other)], through: nil, pipeline: "q", entities: ["Post": ["title"]])
+        } throws: { error in
+            (error as? TributaryError)?.message.contains("objects of store 6f9619ff-8b86-d011-b42d-00cf4fc964ff, not \(other.uuidString.lowercased())") == true
+        }
+        #expect(try index.documents().map(\.content) == ["a"])
+    }
+
+    @Test func anIndexOfTheEarlierLayoutIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let connection = try Connection(path: dir.path("old.sqlite"), options: ConnectionOptions())
+        try connection.execute("""
+            CREATE VIRTUAL TABLE tributary_fts USING fts5(entity UNINDEXED, object UNINDEXED, f0, f1, f2, f3, f4, f5, f6, f7);
+            CREATE TABLE tributary_fts_entities(slot INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE);
+            CREATE TABLE tributary_index_positions(pipeline TEXT PRIMARY KEY, position TEXT NOT NULL);
+            """)
+        #expect {
+            _ = try FullTextIndex(path: dir.path("old.sqlite"), create: false)
+        } throws: { error in
+            let error = error as? TributaryError
+            return error?.message == "not a full-text index of this version (it keeps an object column per document)" && error?.hint?.contains("deleting it") == true
+        }
+    }
+}
