@@ -183,7 +183,7 @@ extension NotificationTests {
             #expect(seen.tokens == [2])  // the shell leaves no history to deliver
             task.cancel()
             await task.value
-            #expect(await Wait.until { StoreChangeMonitor.liveThreads.load(ordering: .relaxed) == 0 })
+            #expect(await Wait.until { StoreChangeMonitor.held(by: coordinator) == StoreChangeMonitor.Held() })
         }
     }
 }

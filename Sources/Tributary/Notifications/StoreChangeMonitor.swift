@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// Listens for commits to one store on a thread of its own, and reports each change it
 /// sees. The thread sleeps in `poll(2)` on two descriptors:
@@ -35,10 +34,30 @@ final class StoreChangeMonitor: Sendable {
     static let safetyPollMilliseconds: Int32 = 5_000
     /// Rechecks after a file event that showed no commit yet, in milliseconds.
     static let settleMilliseconds: [Int32] = [1, 4, 16, 64, 256]
-    /// Listening threads alive in the process (for tests).
-    static let liveThreads = Atomic<Int>(0)
-    /// Descriptors the monitors hold open, SQLite's aside (for tests).
-    static let openDescriptors = Atomic<Int>(0)
+    /// What the monitors of one store hold: listening threads alive, descriptors open
+    /// (SQLite's aside). Kept per store so that a test counts its own store's monitors
+    /// while other tests listen to theirs.
+    struct Held: Equatable {
+        var threads = 0
+        var descriptors = 0
+    }
+    private static let held = Locked<[String: Held]>([:])
+
+    /// What the monitors of the store at `databasePath` hold now (for tests).
+    static func held(databasePath: String, isInMemory: Bool) -> Held {
+        let key = RemoteChangeHub.key(databasePath: databasePath, isInMemory: isInMemory)
+        return held.withLock { $0[key] ?? Held() }
+    }
+
+    /// Counts threads and descriptors taken (positive) or given back (negative) for `key`.
+    static func count(_ key: String, threads: Int = 0, descriptors: Int = 0) {
+        held.withLock { held in
+            var entry = held[key] ?? Held()
+            entry.threads += threads
+            entry.descriptors += descriptors
+            held[key] = entry == Held() ? nil : entry
+        }
+    }
 
     let key: String
     private let target: Target
@@ -65,16 +84,16 @@ final class StoreChangeMonitor: Sendable {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             }
-            Self.openDescriptors.add(2, ordering: .relaxed)
+            Self.count(key, descriptors: 2)
         }
         wakeFD = ends[0]
         wakeWriteFD = ends[1]
         RemoteChangeHub.shared.register(self)
         let ready = DispatchSemaphore(value: 0)
-        Self.liveThreads.add(1, ordering: .relaxed)
+        Self.count(key, threads: 1)
         let thread = Thread { [self] in
             self.run(ready: ready)
-            Self.liveThreads.subtract(1, ordering: .relaxed)
+            Self.count(self.key, threads: -1)
         }
         thread.start()
         ready.wait()
@@ -148,7 +167,7 @@ final class StoreChangeMonitor: Sendable {
                 if !state.wakeClosed, wakeFD >= 0 {
                     _ = Glibc.close(wakeFD)
                     _ = Glibc.close(wakeWriteFD)
-                    Self.openDescriptors.subtract(2, ordering: .relaxed)
+                    Self.count(key, descriptors: -2)
                 }
                 state.wakeClosed = true
             }
@@ -164,7 +183,7 @@ final class StoreChangeMonitor: Sendable {
         }
         // Reading first makes SQLite create the -wal file, so that it can be watched.
         var last = snapshot(connection) ?? Snapshot()
-        if !target.isInMemory { files = FileWatch(databasePath: target.databasePath) }
+        if !target.isInMemory { files = FileWatch(databasePath: target.databasePath, key: key) }
         ready.signal()
         guard wakeFD >= 0 else { return }
 
@@ -228,11 +247,14 @@ final class StoreChangeMonitor: Sendable {
 private struct FileWatch {
     let descriptor: Int32
     let paths: [String]
+    /// The monitor's store key, for its count of descriptors.
+    let key: String
 
-    init?(databasePath: String) {
+    init?(databasePath: String, key: String) {
         let fd = inotify_init1(Int32(IN_NONBLOCK) | Int32(IN_CLOEXEC))
         guard fd >= 0 else { return nil }
-        StoreChangeMonitor.openDescriptors.add(1, ordering: .relaxed)
+        StoreChangeMonitor.count(key, descriptors: 1)
+        self.key = key
         descriptor = fd
         let sidecar = RemoteChangePoster.sidecarPath(of: databasePath)
         // Create the sidecar if missing (an unwritable directory leaves the WAL watch alone).
@@ -275,6 +297,6 @@ private struct FileWatch {
 
     func close() {
         _ = Glibc.close(descriptor)
-        StoreChangeMonitor.openDescriptors.subtract(1, ordering: .relaxed)
+        StoreChangeMonitor.count(key, descriptors: -1)
     }
 }

@@ -134,3 +134,11 @@ final class RunningTributary: Sendable {
         return process.terminationStatus
     }
 }
+
+extension StoreChangeMonitor {
+    /// What the monitors listening to `coordinator`'s store hold.
+    static func held(by coordinator: PersistentStoreCoordinator) -> Held {
+        guard let store = coordinator.persistentStores.first else { return Held() }
+        return held(databasePath: store.database.path, isInMemory: store.database.isInMemory)
+    }
+}
