@@ -166,61 +166,111 @@ public final class PipelineRunner {
     }
 
     private func transform(_ record: StreamRecord) throws -> StreamRecord? {
-        if pipeline.transforms.isEmpty { return record }
+        try Self.transform(record, by: pipeline.transforms)
+    }
+
+    private static func transform(_ record: StreamRecord, by transforms: [RecordTransform]) throws -> StreamRecord? {
+        if transforms.isEmpty { return record }
         var current: StreamRecord? = record
-        for transform in pipeline.transforms {
+        for transform in transforms {
             guard let value = current else { return nil }
             current = try transform.apply(to: value)
         }
         return current
     }
 
+    /// What one read of history gave.
+    private struct Read: Sendable {
+        var records: [StreamRecord] = []
+        /// Records read (before filters).
+        var read = 0
+        var newestRead: StreamPosition?
+        /// Whether it read everything committed through `through`.
+        var caughtUp = true
+        var through: PersistentHistoryToken
+    }
+
+    /// The next step's history, read while this step's records are delivered; kept with the
+    /// place it starts from, and used only if the next step starts there.
+    private struct Prefetch {
+        let after: Int64
+        let resumeAfter: StreamPosition?
+        let task: Task<Read, any Error>
+    }
+    private var prefetch: Prefetch?
+
+    /// ``readHistory(coordinator:pipeline:storeID:after:resumeAfter:)`` in a task of its own.
+    private static func startReading(coordinator: PersistentStoreCoordinator, pipeline: PipelineFile, storeID: UUID,
+                                     after: Int64, resumeAfter: StreamPosition?) -> Task<Read, any Error> {
+        Task { try readHistory(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: after, resumeAfter: resumeAfter) }
+    }
+
+    /// Reads the history after token `after` (skipping records at or before `resumeAfter`),
+    /// at most `limit` records, transformed.
+    private static func readHistory(coordinator: PersistentStoreCoordinator, pipeline: PipelineFile, storeID: UUID,
+                                    after: Int64, resumeAfter: StreamPosition?) throws -> Read {
+        let current = try coordinator.currentPersistentHistoryToken()
+        var read = Read(newestRead: resumeAfter, through: current)
+        guard current.value > after else { return read }
+        var filter = pipeline.source.filter
+        filter.after = PersistentHistoryToken(value: after, storeID: storeID)
+        filter.through = current
+        let limit = pipeline.checkpoint.records
+        do {
+            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
+                let position = StreamPosition(token: view.token.value, index: view.index)
+                if let resumeAfter, position <= resumeAfter { return }
+                if read.read >= limit { throw EnoughRead() }
+                let change = try view.copy()
+                let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
+                                          operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: change.properties)
+                read.read += 1
+                read.newestRead = position
+                if let kept = try transform(record, by: pipeline.transforms) { read.records.append(kept) }
+            }
+        } catch is EnoughRead {
+            read.caughtUp = false
+        }
+        return read
+    }
+
     /// Reads, transforms and delivers the next records (at most `checkpoint.records`), and
-    /// checkpoints when due (records or seconds since the last one, or caught up).
+    /// checkpoints when due (records or seconds since the last one, or caught up). When more
+    /// history waits, the next step's records are read while this step's are delivered.
     @discardableResult
     public func runOnce() async throws -> Step {
         try await openIfNeeded()
         var step = Step()
-        let current = try coordinator.currentPersistentHistoryToken()
         try updateLag()
         var after = max(committed, readThrough)
         if let lastRead { after = max(after, lastRead.isSnapshot ? lastRead.token : lastRead.token - 1) }
-        var records: [StreamRecord] = []
-        var newestRead = lastRead
-        if current.value > after {
-            var filter = pipeline.source.filter
-            filter.after = PersistentHistoryToken(value: after, storeID: storeID)
-            filter.through = current
-            let resumeAfter = lastRead
-            let limit = pipeline.checkpoint.records
-            do {
-                try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
-                    let position = StreamPosition(token: view.token.value, index: view.index)
-                    if let resumeAfter, position <= resumeAfter { return }
-                    if step.read >= limit { throw EnoughRead() }
-                    let change = try view.copy()
-                    let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
-                                              operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: change.properties)
-                    step.read += 1
-                    newestRead = position
-                    if let kept = try transform(record) { records.append(kept) }
-                }
-            } catch is EnoughRead {
-                step.caughtUp = false
-            }
+        let read: Read
+        if let prefetch, prefetch.after == after, prefetch.resumeAfter == lastRead {
+            read = try await prefetch.task.value
+        } else {
+            read = try Self.readHistory(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: after, resumeAfter: lastRead)
+        }
+        prefetch = nil
+        step.read = read.read
+        step.caughtUp = read.caughtUp
+        if !read.caughtUp, let newest = read.newestRead {
+            // Where the next step will start once this one is delivered.
+            let nextAfter = max(after, newest.isSnapshot ? newest.token : newest.token - 1)
+            prefetch = Prefetch(after: nextAfter, resumeAfter: newest,
+                                task: Self.startReading(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: nextAfter, resumeAfter: newest))
         }
         do {
-            try await deliver(records, step: &step)
+            try await deliver(read.records, step: &step)
         } catch is Interrupted {
             step.interrupted = true
             return step
         }
-        lastRead = newestRead
-        if step.caughtUp { readThrough = max(readThrough, current.value) }
+        lastRead = read.newestRead
+        if step.caughtUp { readThrough = max(readThrough, read.through.value) }
         sinceCheckpoint += step.read
         let due = sinceCheckpoint >= pipeline.checkpoint.records || now().timeIntervalSince(lastCheckpoint) >= pipeline.checkpoint.seconds || step.caughtUp
         if due {
-            step.checkpointed = try await checkpoint(completeThrough: step.caughtUp ? current.value : nil)
+            step.checkpointed = try await checkpoint(completeThrough: step.caughtUp ? read.through.value : nil)
         }
         return step
     }
@@ -351,6 +401,8 @@ public final class PipelineRunner {
 
     /// Checkpoints what was delivered, prunes consumed history if the pipeline says so, and closes the sinks.
     public func finish() async throws {
+        prefetch?.task.cancel()
+        prefetch = nil
         guard opened else { return }
         try await checkpoint()
         if let prune = pipeline.prune {
