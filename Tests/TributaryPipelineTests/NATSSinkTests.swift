@@ -77,11 +77,11 @@ import TributaryTestSupport
         let dir = TemporaryDirectory()
         let server = try NATSServer.start()
         defer { server.stop() }
-        // 20,000 changes: 4,000 inserts, then ten rounds of 1,000 inserts, 500 updates and 100
+        // 100,000 changes: 84,000 inserts, then ten rounds of 1,000 inserts, 500 updates and 100
         // deletes, each arriving before a run of pipelines/nats-fanout.yml killed at a random
         // point; twice the restart waits out the (shortened) duplicate window first.
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
-        var ids = try PipelineFixtures.insertPosts(store, count: 4_000, perTransaction: 100)
+        var ids = try PipelineFixtures.insertPosts(store, count: 84_000, perTransaction: 1_000)
         let file = PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/nats-fanout.yml").path
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "NATS_URL": server.url, "NATS_STREAM": "FANOUT", "NATS_DUPLICATE_WINDOW": "1s"]
         var killedWithWorkLeft = 0
@@ -102,7 +102,7 @@ import TributaryTestSupport
         let finish = try TributaryProcess.run(["run", file, "--once"], environment: environment)
         #expect(finish.status == 0, "\(finish.stderr)")
         let changes = try store.historySize().changes
-        #expect(changes == 20_000)
+        #expect(changes == 100_000)
         let messages = try Self.messages(server.url, stream: "FANOUT")
         #expect(messages.count == changes, "the stream holds each change once")
         #expect(Self.distinctIDs(messages).count == changes, "no event ID twice")
