@@ -29,18 +29,34 @@ struct PostgresBatch {
         var destination: Int64
     }
 
+    /// A row's state in the batch. Values of the table's columns are kept by column position
+    /// (a batch folds many rows: no dictionary per row); a table that takes any column keeps
+    /// them by name.
     private struct Row {
-        var table: PostgresMirrorSchema.Table
-        var values: [String: AttributeValue]
+        var key: RowKey
+        var table: Int
+        var values: [AttributeValue?]
+        var named: [String: AttributeValue] = [:]
         var insertsBareRow: Bool
+        /// False once a later delete of the batch dropped it.
+        var live = true
+    }
+
+    /// A table the batch touches, with its columns' positions.
+    private struct TableState {
+        var table: PostgresMirrorSchema.Table
+        var columnIndex: [String: Int]
     }
 
     /// PostgreSQL takes at most 65,535 parameters per statement; stay well below.
     static let maximumParameters = 30_000
 
     private(set) var statements: [PostgresQuery] = []
-    private var rows: [RowKey: Row] = [:]
-    private var rowOrder: [RowKey] = []
+    private var tables: [TableState] = []
+    private var tableIndex: [String: Int] = [:]
+    /// Rows in the order they were first set; `rowIndex` finds a live row's place.
+    private var rowList: [Row] = []
+    private var rowIndex: [RowKey: Int] = [:]
     private var deletes: [String: [Int64]] = [:]
     private var deleteOrder: [String] = []
     private var deletedObjects: [String: [Int64]] = [:]
@@ -77,12 +93,32 @@ struct PostgresBatch {
         return clearing
     }
 
+    /// The batch's index of the table for `entity`.
+    private mutating func tableState(for entity: String, schema: PostgresMirrorSchema) -> Int {
+        if let index = tableIndex[entity] { return index }
+        let table = schema.table(forRecordEntity: entity)
+        let index = tables.count
+        tables.append(TableState(table: table, columnIndex: Dictionary(table.columns.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a })))
+        tableIndex[entity] = index
+        return index
+    }
+
+    /// A new row state for `key`, replacing any the batch held.
+    private mutating func startRow(_ key: RowKey, table: Int, insertsBareRow: Bool) -> Int {
+        if let old = rowIndex[key] { rowList[old].live = false }
+        rowIndex[key] = rowList.count
+        rowList.append(Row(key: key, table: table, values: Array(repeating: nil, count: tables[table].table.columns.count), insertsBareRow: insertsBareRow))
+        return rowList.count - 1
+    }
+
     private mutating func add(_ record: StreamRecord, schema: PostgresMirrorSchema) {
-        let table = schema.table(forRecordEntity: record.entityName)
+        let tableNumber = tableState(for: record.entityName, schema: schema)
+        let table = tables[tableNumber].table
         let key = RowKey(table: table.name, key: record.objectID.primaryKey)
+        var row: Int?
         switch record.operation {
         case .delete:
-            if rows.removeValue(forKey: key) != nil { rowOrder.removeAll { $0 == key } }
+            if let index = rowIndex.removeValue(forKey: key) { rowList[index].live = false }
             if deletes[table.name] == nil { deleteOrder.append(table.name) }
             deletes[table.name, default: []].append(key.key)
             deletedObjects[table.entity.name, default: []].append(key.key)
@@ -94,24 +130,29 @@ struct PostgresBatch {
             }
             return
         case .create, .read:
-            if rows[key] == nil { rowOrder.append(key) }
-            rows[key] = Row(table: table, values: [:], insertsBareRow: true)
+            row = startRow(key, table: tableNumber, insertsBareRow: true)
         case .update:
-            break
+            row = rowIndex[key]
         }
-        for property in record.properties {
-            if property.isMembershipChange {
-                guard let link = table.links[property.name] else { continue }
-                for object in property.removed { setLink(link, object: key.key, other: object.primaryKey, present: false) }
-                for object in property.added { setLink(link, object: key.key, other: object.primaryKey, present: true) }
-                continue
+        record.properties.withUnsafeBufferPointer { properties in
+            for property in properties {
+                if property.isMembershipChange {
+                    guard let link = table.links[property.name] else { continue }
+                    for object in property.removed { setLink(link, object: key.key, other: object.primaryKey, present: false) }
+                    for object in property.added { setLink(link, object: key.key, other: object.primaryKey, present: true) }
+                    continue
+                }
+                guard !property.isValueExcluded, let value = property.after else { continue }
+                if table.takesAnyColumn {
+                    let index = row ?? startRow(key, table: tableNumber, insertsBareRow: false)
+                    row = index
+                    rowList[index].named[property.name] = value
+                } else if let column = tables[tableNumber].columnIndex[property.name] {
+                    let index = row ?? startRow(key, table: tableNumber, insertsBareRow: false)
+                    row = index
+                    rowList[index].values[column] = value
+                }
             }
-            guard !property.isValueExcluded, let value = property.after, table.hasColumn(property.name) else { continue }
-            if rows[key] == nil {
-                rowOrder.append(key)
-                rows[key] = Row(table: table, values: [:], insertsBareRow: false)
-            }
-            rows[key]!.values[property.name] = value
         }
     }
 
@@ -148,47 +189,63 @@ struct PostgresBatch {
             statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table)) WHERE (\"src\", \"dst\") IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))", binds: binds))
         }
         // Upserts, grouped by table and the columns they set.
-        var groups: [[String]: [RowKey]] = [:]
-        var groupOrder: [[String]] = []
-        for key in rowOrder {
-            guard let row = rows[key] else { continue }
-            if row.values.isEmpty && !row.insertsBareRow { continue }
-            let columns = [key.table] + (row.table.takesAnyColumn ? row.values.keys.sorted() : row.table.columns.map(\.name).filter { row.values[$0] != nil })
-            if groups[columns] == nil { groupOrder.append(columns) }
-            groups[columns, default: []].append(key)
+        struct Group: Hashable {
+            var table: Int
+            var columns: [Int]
+            var names: [String]
+        }
+        var groups: [Group: [Int]] = [:]
+        var groupOrder: [Group] = []
+        for (index, row) in rowList.enumerated() where row.live {
+            let group: Group
+            if tables[row.table].table.takesAnyColumn {
+                if row.named.isEmpty && !row.insertsBareRow { continue }
+                group = Group(table: row.table, columns: [], names: row.named.keys.sorted())
+            } else {
+                let columns = row.values.indices.filter { row.values[$0] != nil }
+                if columns.isEmpty && !row.insertsBareRow { continue }
+                group = Group(table: row.table, columns: columns, names: [])
+            }
+            if groups[group] == nil { groupOrder.append(group) }
+            groups[group, default: []].append(index)
         }
         for group in groupOrder {
-            let table = group[0], columns = Array(group.dropFirst())
-            let keys = groups[group]!
-            let conflict = " ON CONFLICT (\(pk)) DO " + (columns.isEmpty ? "NOTHING"
-                : "UPDATE SET " + columns.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
-            let columnList = ([PostgresMirrorSchema.keyColumn] + columns).map(PostgresMirrorSchema.quote).joined(separator: ", ")
-            if let arrays = Self.columnArrays(keys.map { rows[$0]! }, keys: keys.map(\.key), columns: columns) {
+            let table = tables[group.table].table
+            let names = table.takesAnyColumn ? group.names : group.columns.map { table.columns[$0].name }
+            let members = groups[group]!
+            // A row's value of the group's `n`th column.
+            func value(_ row: Row, _ n: Int) -> AttributeValue {
+                table.takesAnyColumn ? row.named[names[n]]! : row.values[group.columns[n]]!
+            }
+            let conflict = " ON CONFLICT (\(pk)) DO " + (names.isEmpty ? "NOTHING"
+                : "UPDATE SET " + names.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
+            let columnList = ([PostgresMirrorSchema.keyColumn] + names).map(PostgresMirrorSchema.quote).joined(separator: ", ")
+            if !table.takesAnyColumn, let arrays = Self.columnArrays(members.map { rowList[$0] }, table: table, columns: group.columns) {
                 // One array per column: a short statement, whatever the batch's size.
                 var binds = PostgresBindings(capacity: arrays.count)
                 for array in arrays { try binds.append(array) }
                 let parameters = (1...arrays.count).map { "$\($0)" }.joined(separator: ", ")
-                statements.append(PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(table)) (\(columnList)) SELECT * FROM unnest(\(parameters))" + conflict, binds: binds))
+                statements.append(PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(table.name)) (\(columnList)) SELECT * FROM unnest(\(parameters))" + conflict, binds: binds))
                 continue
             }
-            let perStatement = max(1, Self.maximumParameters / (columns.count + 1))
+            let perStatement = max(1, Self.maximumParameters / (names.count + 1))
             var start = 0
-            while start < keys.count {
-                let slice = keys[start..<min(keys.count, start + perStatement)]
+            while start < members.count {
+                let slice = members[start..<min(members.count, start + perStatement)]
                 start += slice.count
-                var binds = PostgresBindings(capacity: slice.count * (columns.count + 1))
-                var sql = "INSERT INTO \(schema.qualified(table)) (\(columnList)) VALUES "
+                var binds = PostgresBindings(capacity: slice.count * (names.count + 1))
+                var sql = "INSERT INTO \(schema.qualified(table.name)) (\(columnList)) VALUES "
                 var parameter = 0
-                for (offset, key) in slice.enumerated() {
+                for (offset, member) in slice.enumerated() {
+                    let row = rowList[member]
                     sql += offset == 0 ? "(" : ", ("
                     parameter += 1
                     sql += "$\(parameter)"
-                    binds.append(key.key)
-                    let values = rows[key]!.values
-                    for column in columns {
+                    binds.append(row.key.key)
+                    for n in names.indices {
                         parameter += 1
                         sql += ", $\(parameter)"
-                        try Self.bind(values[column]!, into: &binds)
+                        try Self.bind(value(row, n), into: &binds)
                     }
                     sql += ")"
                 }
@@ -204,15 +261,14 @@ struct PostgresBatch {
         }
     }
 
-    /// The group's columns as typed arrays (keys first), or nil when a table takes any column or a
+    /// The group's columns (positions in `table`) as typed arrays, keys first, or nil when a
     /// value's kind does not fit its column's type (the group then binds its values one by one).
-    private static func columnArrays(_ rows: [Row], keys: [Int64], columns: [String]) -> [PostgresColumnArray]? {
-        guard let table = rows.first?.table, !table.takesAnyColumn else { return nil }
+    private static func columnArrays(_ rows: [Row], table: PostgresMirrorSchema.Table, columns: [Int]) -> [PostgresColumnArray]? {
         var keyArray = PostgresColumnArray(columnType: "bigint")!
-        for key in keys { _ = keyArray.append(.integer(key)) }
+        for row in rows { _ = keyArray.append(.integer(row.key.key)) }
         var arrays = [keyArray]
         for column in columns {
-            guard let type = table.columns.first(where: { $0.name == column })?.type, var array = PostgresColumnArray(columnType: type) else { return nil }
+            guard var array = PostgresColumnArray(columnType: table.columns[column].type) else { return nil }
             for row in rows {
                 guard array.append(row.values[column]!) else { return nil }
             }
