@@ -22,8 +22,9 @@ import Tributary
     @Test func killedExporterEndsWithEveryChangeOnceAndInOrder() throws {
         let temp = TemporaryDirectory()
         let source = try StreamFixtures.source(in: temp.url)
-        // 20,000 changes: half before the first run, the rest added between kills (so every run
-        // has work to be killed in), as 80 transactions of 250 inserts, and updates at the end.
+        // 100,000 changes: half before the first of 50 runs killed at random points, the rest
+        // added between kills (so every run has work to be killed in): 392 transactions of 250
+        // inserts, then updates of 2,000 rows.
         var batch = 0
         func insert(_ transactions: Int) throws {
             for _ in 0..<transactions {
@@ -31,16 +32,16 @@ import Tributary
                 batch += 1
             }
         }
-        try insert(40)
+        try insert(200)
         let store = temp.child("source.sqlite").path
         let stream = temp.child("stream")
         let arguments = ["export", store, "--to", stream.path, "--segment-records", "300", "--frame-records", "16"]
         var random = SplitMix(state: 20_261_123)
         var killed = 0
-        for round in 0..<20 {
-            if round < 18 { try insert(2) }
-            if round == 18 {
-                for r in 0..<4 {
+        for round in 0..<50 {
+            if round < 48 { try insert(4) }
+            if round == 48 {
+                for r in 0..<8 {
                     var update = BatchUpdateRequest(entityName: "Tag", propertiesToUpdate: ["color": .string("c\(r)")])
                     update.predicate = try StorePredicate(format: "name BEGINSWITH %@", .string("tag-\(r)-"))
                     try source.execute(update)
@@ -52,7 +53,7 @@ import Tributary
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.15, using: &random))
+            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.2, using: &random))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 killed += 1
@@ -60,8 +61,8 @@ import Tributary
             process.waitUntilExit()
         }
         let expected = try source.fetchHistoryChanges(.fetchHistory(after: nil)).map { StreamPosition(token: $0.token.value, index: $0.index) }
-        #expect(expected.count == 20_000)
-        #expect(killed >= 10)
+        #expect(expected.count == 100_000)
+        #expect(killed >= 20, "kills that landed while the exporter ran: \(killed) of 50")
         let final = try TributaryProcess.run(arguments)
         #expect(final.status == 0, "\(final.stderr)")
         _ = try StreamVerifier(directory: stream).verify()
