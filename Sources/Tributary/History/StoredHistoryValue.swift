@@ -12,15 +12,21 @@ import Foundation
 /// }
 /// ```
 public enum StoredHistoryValue {
+    /// No value.
     case null
+    /// An integer attribute's value.
     case integer(Int64)
+    /// A double attribute's value.
     case double(Double)
     /// The bytes SQLite stored as text (UTF-8, not checked: repair before trusting).
     case text(UnsafeBufferPointer<UInt8>)
+    /// A binary attribute's bytes.
     case blob(UnsafeBufferPointer<UInt8>)
+    /// A Boolean attribute's value.
     case bool(Bool)
     /// Seconds since 1970.
     case date(Double)
+    /// A UUID attribute's value.
     case uuid(UUID)
     /// A to-one relationship's target: its entity and primary key.
     case objectID(entityName: String, primaryKey: Int64)
