@@ -9,10 +9,44 @@ import TributaryStreams
 @Suite struct FullTextIndexTests {
     static let store = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00CF4FC964FF")!
 
-    static func record(_ token: Int64, _ operation: StreamOperation, key: Int64, title: String?, store: UUID = store) -> StreamRecord {
+    static func record(_ token: Int64, _ operation: StreamOperation, key: Int64, title: String?, store: UUID = store, entity: String = "Post") -> StreamRecord {
         StreamRecord(position: StreamPosition(token: token, index: 0), storeID: store, timestamp: Date(timeIntervalSince1970: 0), author: nil, contextName: nil,
-                     operation: operation, objectID: ObjectID(storeID: store, entityName: "Post", primaryKey: key),
+                     operation: operation, objectID: ObjectID(storeID: store, entityName: entity, primaryKey: key),
                      properties: title.map { [PropertyChange(name: "title", after: .string($0))] } ?? [])
+    }
+
+    /// A batch that fails rolls its new slots back with it: tried again, they are recorded.
+    @Test func slotsGivenInAFailedBatchAreGivenAgain() throws {
+        let dir = TemporaryDirectory()
+        let index = try FullTextIndex(path: dir.path("i.sqlite"))
+        let entities = ["Post": ["title"], "Tag": ["title"]]
+        _ = try index.apply([Self.record(1, .create, key: 1, title: "post")], through: nil, pipeline: "p", entities: entities)
+        // Tag takes a new slot, then a record of another store for Post fails the batch.
+        #expect(throws: TributaryError.self) {
+            _ = try index.apply([Self.record(2, .create, key: 1, title: "tag", entity: "Tag"), Self.record(3, .create, key: 2, title: "x", store: UUID())],
+                                through: nil, pipeline: "p", entities: entities)
+        }
+        _ = try index.apply([Self.record(2, .create, key: 1, title: "tag", entity: "Tag")], through: nil, pipeline: "p", entities: entities)
+        let reopened = try FullTextIndex(path: dir.path("i.sqlite"), create: false)
+        #expect(try reopened.search("tag").map(\.object) == ["tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p1"])
+    }
+
+    /// An index opened for searching finds the entities a writer adds afterwards.
+    @Test func aReaderSeesSlotsAddedAfterItOpened() throws {
+        let dir = TemporaryDirectory()
+        let writer = try FullTextIndex(path: dir.path("i.sqlite"))
+        _ = try writer.apply([Self.record(1, .create, key: 1, title: "post")], through: nil, pipeline: "p", entities: ["Post": ["title"]])
+        let reader = try FullTextIndex(path: dir.path("i.sqlite"), create: false)
+        _ = try writer.apply([Self.record(2, .create, key: 5, title: "label", entity: "Tag")], through: nil, pipeline: "p", entities: ["Tag": ["title"]])
+        #expect(try reader.search("label").map(\.entity) == ["Tag"])
+        // Replacing a document looks it up first; the lookup leaves no read snapshot open, so
+        // the writer's next batch still begins after another connection wrote.
+        _ = try writer.apply([Self.record(3, .create, key: 5, title: "again", entity: "Tag")], through: nil, pipeline: "p", entities: ["Tag": ["title"]])
+        let other = try Connection(path: dir.path("i.sqlite"), options: ConnectionOptions())
+        try other.execute("INSERT INTO tributary_index_positions(pipeline, position) VALUES ('q', '1.0')")
+        _ = try writer.apply([Self.record(4, .create, key: 6, title: "third", entity: "Tag")], through: nil, pipeline: "p", entities: ["Tag": ["title"]])
+        #expect(try reader.search("again OR third").map(\.object).sorted()
+                == ["tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p5", "tributary://6f9619ff-8b86-d011-b42d-00cf4fc964ff/Tag/p6"])
     }
 
     @Test func aReusedKeyReplacesItsDocument() throws {

@@ -65,6 +65,35 @@ import TributaryStreams
         #expect(step.read == 0 && step.caughtUp)
     }
 
+    /// The next step's history is read while a step is delivered: commits made after that
+    /// read began must still count, or a step would report caught up with them undelivered.
+    @Test func commitsAfterTheReadAheadAreNotReportedCaughtUp() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        _ = try PipelineFixtures.insertPosts(store, count: 15, perTransaction: 1)
+        let yaml = """
+            source: {store: s}
+            sinks:
+              - type: fts
+                path: \(dir.path("index.sqlite"))
+                entities: {Post: [title]}
+            checkpoint: {records: 10, seconds: 1h}
+            """
+        let recorder = Recorder()
+        let runner = try self.runner(yaml, store: store, recorder: recorder)
+        let first = try await runner.runOnce()
+        #expect(first.read == 10 && !first.caughtUp)
+        // The read ahead of the last five has (almost surely) ended; then three more commit.
+        try await Task.sleep(for: .milliseconds(200))
+        _ = try PipelineFixtures.insertPosts(store, count: 3, from: 15, perTransaction: 1)
+        let second = try await runner.runOnce()
+        #expect(second.read == 5)
+        #expect(!second.caughtUp, "three commits came after the read ahead")
+        try await drain(runner)
+        #expect(try store.historyConsumer(named: "test").token == store.currentPersistentHistoryToken())
+        #expect(try FullTextIndex(path: dir.path("index.sqlite"), create: false).documents().count == 18)
+    }
+
     @Test func unavailableEndpointIsRetriedWithBackoffAndCaughtUp() async throws {
         let dir = TemporaryDirectory()
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))

@@ -244,13 +244,18 @@ public final class PipelineRunner {
         try updateLag()
         var after = max(committed, readThrough)
         if let lastRead { after = max(after, lastRead.isSnapshot ? lastRead.token : lastRead.token - 1) }
-        let read: Read
-        if let prefetch, prefetch.after == after, prefetch.resumeAfter == lastRead {
-            read = try await prefetch.task.value
+        var read: Read
+        let ahead = prefetch
+        prefetch = nil
+        if let ahead, ahead.after == after, ahead.resumeAfter == lastRead, let early = try? await ahead.task.value {
+            read = early
+            // Read while the last step was delivered: commits since then are not in it, so
+            // it is caught up only if nothing was committed after what it read through.
+            if read.caughtUp, try coordinator.currentPersistentHistoryToken().value > read.through.value { read.caughtUp = false }
         } else {
+            // No read ahead, one from elsewhere, or one that failed: read now.
             read = try Self.readHistory(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: after, resumeAfter: lastRead)
         }
-        prefetch = nil
         step.read = read.read
         step.caughtUp = read.caughtUp
         if !read.caughtUp, let newest = read.newestRead {
@@ -401,7 +406,8 @@ public final class PipelineRunner {
 
     /// Checkpoints what was delivered, prunes consumed history if the pipeline says so, and closes the sinks.
     public func finish() async throws {
-        prefetch?.task.cancel()
+        // A read ahead runs to its end (it does not look for cancellation): wait it out.
+        if let ahead = prefetch { _ = try? await ahead.task.value }
         prefetch = nil
         guard opened else { return }
         try await checkpoint()

@@ -86,12 +86,7 @@ public final class FullTextIndex {
             if try connection.scalar("SELECT count(*) FROM pragma_table_info('tributary_fts') WHERE name = 'object'")?.integerValue != 0 {
                 throw Self.otherVersion("it keeps an object column per document", path: path)
             }
-            let statement = try connection.makeStatement("SELECT slot, entity, store FROM tributary_fts_entities")
-            while try statement.step() {
-                slots[statement.string(at: 1)] = statement.int64(at: 0)
-                slotEntities[statement.int64(at: 0)] = (statement.string(at: 1), statement.string(at: 2))
-                slotStores[statement.int64(at: 0)] = UUID(uuidString: statement.string(at: 2))
-            }
+            try readSlots()
         } catch let error as SQLiteError {
             throw Self.otherVersion(error.message, path: path)
         }
@@ -153,6 +148,17 @@ public final class FullTextIndex {
     /// Applies records (skipping those at or before the pipeline's position) and moves the
     /// position, in one transaction: the index and its position never disagree.
     func apply(_ records: [StreamRecord], through: StreamPosition?, pipeline: String, entities: [String: [String]]) throws -> StreamPosition? {
+        // Slots given inside a transaction that rolls back are given again on the next try.
+        let kept = (slots, slotEntities, slotStores)
+        do {
+            return try write(records, through: through, pipeline: pipeline, entities: entities)
+        } catch {
+            (slots, slotEntities, slotStores) = kept
+            throw error
+        }
+    }
+
+    private func write(_ records: [StreamRecord], through: StreamPosition?, pipeline: String, entities: [String: [String]]) throws -> StreamPosition? {
         try connection.transaction {
             let stored = try position(of: pipeline)
             var last = stored
@@ -179,9 +185,20 @@ public final class FullTextIndex {
 
     /// The object URI and entity of the document with `rowid`.
     private func document(rowid: Int64) -> (object: String, entity: String) {
-        let key = rowid >> 6
+        // A slot a writer gave after this index was opened: read the slots again.
+        if slotEntities[rowid & 63] == nil { try? readSlots() }
         guard let (entity, store) = slotEntities[rowid & 63] else { return ("", "") }
-        return ("tributary://" + store + "/" + entity + "/p" + String(key), entity)
+        return ("tributary://" + store + "/" + entity + "/p" + String(rowid >> 6), entity)
+    }
+
+    /// Reads each slot's entity and store.
+    private func readSlots() throws {
+        let statement = try connection.makeStatement("SELECT slot, entity, store FROM tributary_fts_entities")
+        while try statement.step() {
+            slots[statement.string(at: 1)] = statement.int64(at: 0)
+            slotEntities[statement.int64(at: 0)] = (statement.string(at: 1), statement.string(at: 2))
+            slotStores[statement.int64(at: 0)] = UUID(uuidString: statement.string(at: 2))
+        }
     }
 
     /// The entity's slot, given one on first use (inside the caller's transaction); each
@@ -253,6 +270,8 @@ public final class FullTextIndex {
         let exists = try self.exists ?? connection.makeStatement("SELECT 1 FROM tributary_fts_content WHERE id = ?")
         self.exists = exists
         exists.reset()
+        // Reset after the answer too: a statement left on a row keeps a read snapshot open.
+        defer { exists.reset() }
         try exists.bind([.integer(rowid)])
         return try exists.step()
     }

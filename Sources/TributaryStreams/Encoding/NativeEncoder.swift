@@ -59,7 +59,7 @@ public struct NativeEncoder: RecordEncoder {
             for k in properties.indices {
                 appendName(properties[k].name, at: k, to: &buffer)
                 switch properties[k].after {
-                case .date(let date)?: appendDate(date.timeIntervalSince1970, at: k, to: &buffer)
+                case .date(let date)?: appendDate(date, at: k, to: &buffer)
                 case let value?: Self.appendValue(value, to: &buffer)
                 case nil: Self.append("null", to: &buffer)
                 }
@@ -98,7 +98,7 @@ public struct NativeEncoder: RecordEncoder {
             case nil, .null?: Self.append("null", to: &buffer)
             case .text(let utf8)?: JSONWriter.appendString(utf8: utf8, to: &buffer)
             case .integer(let i)?: Self.appendDigits(i, to: &buffer)
-            case .date(let seconds)?: appendDate(seconds, at: k, to: &buffer)
+            case .date(let seconds)?: appendDate(Date(timeIntervalSince1970: seconds), at: k, to: &buffer)
             case let value?: Self.appendValue(value.attributeValue(storeID: storeID), to: &buffer)
             }
             k += 1
@@ -179,8 +179,7 @@ public struct NativeEncoder: RecordEncoder {
     }
 
     /// A date value of the `k`th property, as a JSON string (each column's dates share a day).
-    private mutating func appendDate(_ seconds: Double, at k: Int, to buffer: inout [UInt8]) {
-        let date = Date(timeIntervalSince1970: seconds)
+    private mutating func appendDate(_ date: Date, at k: Int, to buffer: inout [UInt8]) {
         buffer.append(0x22)
         if k < 64 {
             while dates.count <= k { dates.append(DateTexts()) }
