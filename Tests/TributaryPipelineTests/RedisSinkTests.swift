@@ -293,6 +293,30 @@ enum RedisFixtures {
         #expect(PipelineMetricsTests.value(text, #"tributary_pipeline_lag_changes{pipeline="outage"}"#) == 0)
         #expect(try RedisFixtures.objects(redis.url) == RedisFixtures.storeObjects(store), "caught up once the server returned, nothing lost")
     }
+
+    /// A pipeline started while its server is down waits for it (retrying the sink's open
+    /// with backoff) and then delivers everything.
+    @Test func aPipelineStartedBeforeItsServerWaitsForIt() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        redis.kill()
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        _ = try PipelineFixtures.insertPosts(store, count: 120, perTransaction: 40)
+        let pipeline = try PipelineFixtures.pipeline(RedisFixtures.pipeline(name: "late", url: redis.url), environment: ["TRIBUTARY_STORE": dir.path("s.sqlite")])
+        let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+        let reports = Mutex<[String]>([])
+        runner.report = { line in reports.withLock { $0.append(line) } }
+        let waits = Mutex(0)
+        runner.sleep = { _ in
+            if waits.withLock({ $0 += 1; return $0 }) == 2 { try redis.restart() }
+        }
+        while try await !runner.runOnce().caughtUp {}
+        try await runner.finish()
+        let lines = reports.withLock { $0 }
+        #expect(lines.count >= 2 && lines.allSatisfy { $0.contains("open attempt") && $0.contains("cannot connect to Redis") }, "\(lines)")
+        #expect(try RedisFixtures.objects(redis.url) == RedisFixtures.storeObjects(store))
+    }
 }
 
 extension RedisReply {

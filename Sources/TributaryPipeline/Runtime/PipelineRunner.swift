@@ -128,7 +128,7 @@ public final class PipelineRunner {
         let store = coordinator.persistentStores[0]
         let context = SinkContext(pipeline: pipeline.name, storeID: storeID, model: store.model)
         for index in states.indices {
-            states[index].durable = try await states[index].sink.open(context)
+            states[index].durable = try await openSink(index, context: context)
             if let directory = states[index].deadLetterDirectory {
                 states[index].deadLetters = try DeadLetterWriter(directory: directory, storeID: storeID, model: store.model)
             }
@@ -380,6 +380,26 @@ public final class PipelineRunner {
     private func updateLag() throws {
         let consumer = try coordinator.historyConsumer(named: pipeline.source.consumer)
         metrics.lag(changes: try coordinator.historySize(after: consumer.token).changes, seconds: consumer.lagSeconds)
+    }
+
+    /// Opens a sink, retrying with backoff while its server is away (a pipeline started before
+    /// its server waits for it, as one whose server goes away during a run does).
+    private func openSink(_ index: Int, context: SinkContext) async throws -> StreamPosition? {
+        let sink = states[index].sink
+        var attempt = 0
+        while true {
+            do {
+                return try await sink.open(context)
+            } catch let error as TributaryError where error.code == .sinkUnavailable {
+                attempt += 1
+                report("pipeline \(pipeline.name): sink \(sink.name): open attempt \(attempt) failed: \(error.message)")
+                logger.warning("open failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
+                metrics.retried(sink: index)
+                if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
+                try? updateLag()
+                try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
+            }
+        }
     }
 
     private func checkpointSink(_ index: Int, through position: StreamPosition) async throws -> StreamPosition? {
