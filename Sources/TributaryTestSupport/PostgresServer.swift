@@ -48,14 +48,7 @@ public enum PostgresServer {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Both pipes read to the end before waiting, so a large answer cannot block psql.
-        nonisolated(unsafe) var data = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
+        let (data, errors) = TributaryProcess.finish(process, out: out, err: err)
         guard process.terminationStatus == 0 else { throw LocalServerError("psql: \(String(decoding: errors, as: UTF8.self))") }
         return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     }

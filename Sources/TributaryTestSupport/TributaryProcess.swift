@@ -63,7 +63,17 @@ public enum TributaryProcess {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        // Read both pipes fully before waiting, so a large output cannot block the child.
+        let (outData, errData) = finish(process, out: out, err: err)
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Reads both pipes to the end, then waits for `process`: a child printing much to both
+    /// cannot block on a full pipe.
+    ///
+    /// ```swift
+    /// let (stdout, stderr) = TributaryProcess.finish(process, out: out, err: err)
+    /// ```
+    public static func finish(_ process: Process, out: Pipe, err: Pipe) -> (stdout: Data, stderr: Data) {
         nonisolated(unsafe) var outData = Data()
         let group = DispatchGroup()
         group.enter()
@@ -71,7 +81,7 @@ public enum TributaryProcess {
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        return (outData, errData)
     }
 
     private static func merged(_ environment: [String: String]) -> [String: String] {

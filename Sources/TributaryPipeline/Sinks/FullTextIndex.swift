@@ -47,8 +47,7 @@ public final class FullTextIndex {
     /// object needs no lookup table.
     private var slots: [String: Int64] = [:]
     /// Each slot's entity and the store its objects are of.
-    private var slotEntities: [Int64: (entity: String, store: String)] = [:]
-    private var slotStores: [Int64: UUID] = [:]
+    private var slotEntities: [Int64: (entity: String, store: UUID)] = [:]
     /// Statements kept prepared: inserts by number of attributes, the existence check, the delete.
     private var inserts: [Int: Statement] = [:]
     private var exists: Statement?
@@ -149,11 +148,11 @@ public final class FullTextIndex {
     /// position, in one transaction: the index and its position never disagree.
     func apply(_ records: [StreamRecord], through: StreamPosition?, pipeline: String, entities: [String: [String]]) throws -> StreamPosition? {
         // Slots given inside a transaction that rolls back are given again on the next try.
-        let kept = (slots, slotEntities, slotStores)
+        let kept = (slots, slotEntities)
         do {
             return try write(records, through: through, pipeline: pipeline, entities: entities)
         } catch {
-            (slots, slotEntities, slotStores) = kept
+            (slots, slotEntities) = kept
             throw error
         }
     }
@@ -188,16 +187,16 @@ public final class FullTextIndex {
         // A slot a writer gave after this index was opened: read the slots again.
         if slotEntities[rowid & 63] == nil { try? readSlots() }
         guard let (entity, store) = slotEntities[rowid & 63] else { return ("", "") }
-        return ("tributary://" + store + "/" + entity + "/p" + String(rowid >> 6), entity)
+        return (ObjectID(storeID: store, entityName: entity, primaryKey: rowid >> 6).uriRepresentation, entity)
     }
 
     /// Reads each slot's entity and store.
     private func readSlots() throws {
         let statement = try connection.makeStatement("SELECT slot, entity, store FROM tributary_fts_entities")
         while try statement.step() {
+            guard let store = UUID(uuidString: statement.string(at: 2)) else { throw Self.otherVersion("slot \(statement.int64(at: 0)) names no store", path: path) }
             slots[statement.string(at: 1)] = statement.int64(at: 0)
-            slotEntities[statement.int64(at: 0)] = (statement.string(at: 1), statement.string(at: 2))
-            slotStores[statement.int64(at: 0)] = UUID(uuidString: statement.string(at: 2))
+            slotEntities[statement.int64(at: 0)] = (statement.string(at: 1), store)
         }
     }
 
@@ -205,8 +204,8 @@ public final class FullTextIndex {
     /// slot holds the objects of one store.
     private func slot(of id: ObjectID) throws -> Int64 {
         if let slot = slots[id.entityName] {
-            if slotStores[slot] != id.storeID, let other = slotEntities[slot]?.store {
-                throw TributaryError(.invalidInput, "the index holds \(id.entityName) objects of store \(other), not \(id.storeID.lowercasedString)", location: path,
+            if let other = slotEntities[slot]?.store, other != id.storeID {
+                throw TributaryError(.invalidInput, "the index holds \(id.entityName) objects of store \(other.lowercasedString), not \(id.storeID.lowercasedString)", location: path,
                                      hint: "give each store's pipeline its own index")
             }
             return slot
@@ -215,22 +214,16 @@ public final class FullTextIndex {
         guard slot < 64 else {
             throw TributaryError(.invalidInput, "an index holds at most 64 entities", location: path, hint: "index fewer entities, or use one index per group of entities")
         }
-        let store = id.storeID.lowercasedString
-        try connection.execute("INSERT INTO tributary_fts_entities(slot, entity, store) VALUES (?, ?, ?)", [.integer(slot), .string(id.entityName), .string(store)])
+        try connection.execute("INSERT INTO tributary_fts_entities(slot, entity, store) VALUES (?, ?, ?)", [.integer(slot), .string(id.entityName), .string(id.storeID.lowercasedString)])
         slots[id.entityName] = slot
-        slotEntities[slot] = (id.entityName, store)
-        slotStores[slot] = id.storeID
+        slotEntities[slot] = (id.entityName, id.storeID)
         return slot
     }
 
     private func apply(_ record: StreamRecord, attributes: [String]) throws {
         let rowid = record.objectID.primaryKey * 64 + (try slot(of: record.objectID))
         if record.operation == .delete {
-            let delete = try self.delete ?? connection.makeStatement("DELETE FROM tributary_fts WHERE rowid = ?")
-            self.delete = delete
-            delete.reset()
-            try delete.bind([.integer(rowid)])
-            try delete.run()
+            try deleteDocument(rowid)
             return
         }
         var values = [AttributeValue](repeating: .null, count: attributes.count + 1)
@@ -255,21 +248,32 @@ public final class FullTextIndex {
         } else if try isIndexed(rowid) {
             // A document already there (its key reused, its delete filtered out): replace it.
             // Asked first because a plain insert is cheaper: `OR REPLACE` makes FTS5 flush.
-            try connection.execute("DELETE FROM tributary_fts WHERE rowid = ?", [.integer(rowid)])
+            try deleteDocument(rowid)
         }
-        let insert = try inserts[attributes.count] ?? connection.makeStatement(
-            "INSERT INTO tributary_fts(rowid, \((0..<attributes.count).map { "f\($0)" }.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: attributes.count)))")
-        inserts[attributes.count] = insert
-        insert.reset()
+        let insert = try prepared(&inserts[attributes.count],
+                                  "INSERT INTO tributary_fts(rowid, \((0..<attributes.count).map { "f\($0)" }.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: attributes.count)))")
         try insert.bind(values)
         try insert.run()
     }
 
+    private func deleteDocument(_ rowid: Int64) throws {
+        let delete = try prepared(&self.delete, "DELETE FROM tributary_fts WHERE rowid = ?")
+        try delete.bind([.integer(rowid)])
+        try delete.run()
+    }
+
+    /// The statement kept in `kept` (prepared from `sql` on first use), reset: the sink's
+    /// per-record statements skip the connection's cache, which hashes their text each time.
+    private func prepared(_ kept: inout Statement?, _ sql: @autoclosure () -> String) throws -> Statement {
+        let statement = try kept ?? connection.makeStatement(sql())
+        kept = statement
+        statement.reset()
+        return statement
+    }
+
     /// Whether the index holds a document with `rowid` (a lookup in the FTS5 content table).
     private func isIndexed(_ rowid: Int64) throws -> Bool {
-        let exists = try self.exists ?? connection.makeStatement("SELECT 1 FROM tributary_fts_content WHERE id = ?")
-        self.exists = exists
-        exists.reset()
+        let exists = try prepared(&self.exists, "SELECT 1 FROM tributary_fts_content WHERE id = ?")
         // Reset after the answer too: a statement left on a row keeps a read snapshot open.
         defer { exists.reset() }
         try exists.bind([.integer(rowid)])

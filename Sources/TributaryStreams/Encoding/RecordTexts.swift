@@ -84,21 +84,4 @@ struct RecordTexts {
         }
         buffer.append(contentsOf: jsonPrefixes[id.entityName]!)
     }
-
-    /// Appends the URI of `id` as a JSON string, as `JSONWriter.appendString(uri(id))` does,
-    /// from a cached prefix (already escaped) when it is of this store.
-    mutating func appendURI(_ id: ObjectID, to buffer: inout [UInt8]) {
-        guard id.storeID == storeID else { return JSONWriter.appendString(id.uriRepresentation, to: &buffer) }
-        if let prefix = jsonPrefixes[id.entityName] {
-            buffer.append(contentsOf: prefix)
-        } else {
-            var prefix: [UInt8] = []
-            JSONWriter.appendString("tributary://" + store + "/" + id.entityName + "/p", to: &prefix)
-            prefix.removeLast() // the closing quote
-            jsonPrefixes[id.entityName] = prefix
-            buffer.append(contentsOf: prefix)
-        }
-        NativeEncoder.appendDigits(id.primaryKey, to: &buffer)
-        buffer.append(0x22)
-    }
 }
