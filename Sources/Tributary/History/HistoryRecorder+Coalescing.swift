@@ -54,7 +54,7 @@ extension HistoryRecorder {
     /// Adds a change, merging it with an earlier change to the same object.
     func record(_ change: RecordedChange, entityIndex: Int) {
         let key = ObjectKey(entity: entityIndex, key: change.primaryKey)
-        guard let segmentIndex = indexByObject[key],
+        guard let segmentIndex = indexByObject[entity: key.entity, key: key.key],
               let existing = try? decodeSegment(segmentIndex)
         else {
             append(change, key: key)
@@ -69,7 +69,7 @@ extension HistoryRecorder {
         case (.insert, .delete):
             // Created and deleted within one transaction: nothing happened outside it.
             segments[segmentIndex].live = false
-            indexByObject[key] = nil
+            indexByObject[entity: key.entity, key: key.key] = nil
             return
         case (.update, .delete):
             merged = change
@@ -89,7 +89,7 @@ extension HistoryRecorder {
                 return !property.excluded && property.before == property.after
             }
             if merged.properties.isEmpty {
-                indexByObject[key] = nil
+                indexByObject[entity: key.entity, key: key.key] = nil
                 return
             }
         }
@@ -99,7 +99,7 @@ extension HistoryRecorder {
     private func append(_ change: RecordedChange, key: ObjectKey) {
         let start = body.bytes.count
         HistoryPayload.encodeChange(change, into: &body, names: &names)
-        indexByObject[key] = segments.count
+        indexByObject[entity: key.entity, key: key.key] = segments.count
         segments.append(Segment(start: start, end: body.bytes.count, live: true, entity: names.intern(change.entity)))
     }
 

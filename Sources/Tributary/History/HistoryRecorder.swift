@@ -56,7 +56,7 @@ final class HistoryRecorder: @unchecked Sendable {
     /// Source rows already known, by author and context (this process's).
     var sourceIDs: [SourceKey: Int64] = [:]
 
-    struct ObjectKey: Hashable {
+    struct ObjectKey {
         let entity: Int
         let key: Int64
     }
@@ -76,16 +76,39 @@ final class HistoryRecorder: @unchecked Sendable {
     private var joinByName: [String: Int] = [:]
     /// Table-name pointers SQLite passed before, resolved (checked with strcmp on every hit).
     private var pointerCache: [UnsafeRawPointer: (Target, [CChar])] = [:]
+    /// The last table resolved, checked first: rows of one table usually come in runs.
+    @exclusivity(unchecked) private var lastTable: UnsafeRawPointer?
+    @exclusivity(unchecked) private var lastTarget = Target.none
+    /// A copy of the last table's name (owned, freed on replacement).
+    private var lastName: UnsafeMutablePointer<CChar>?
     private(set) var isEnabled = false
 
-    // The transaction being recorded.
+    // The transaction being recorded. Unchecked exclusivity: the recorder is used by one
+    // thread at a time (the writer's), and these are touched for every row written.
     var names = NameTable()
-    var body = ByteWriter()
-    var segments: [Segment] = []
-    var indexByObject: [ObjectKey: Int] = [:]
-    /// Per capture, each column's property name and destination indexes in `names` (filled on first use in a transaction).
-    private var nameIDs: [[Int]] = []
-    private var entityNameIDs: [Int] = []
+    @exclusivity(unchecked) var body = ByteWriter()
+    @exclusivity(unchecked) var segments: [Segment] = []
+    @exclusivity(unchecked) var indexByObject = ObjectIndex()
+    /// Where one row is encoded before it joins `body`.
+    @exclusivity(unchecked) private var scratch = RowWriter()
+    /// Per capture, each captured column with its property and destination names' indexes in `names` (filled on first use in a transaction).
+    @exclusivity(unchecked) private var plans: [ContiguousArray<PlannedSlot>] = []
+    @exclusivity(unchecked) private var entityNameIDs: [Int] = []
+
+    /// A captured column ready for the hot loop: where it is, how to write it, and its names in this transaction.
+    struct PlannedSlot {
+        let column: Int32
+        let isToOne: Bool
+        let excluded: Bool
+        let type: AttributeType
+        let name: Int
+        let destination: Int
+    }
+
+    deinit {
+        free(lastName)
+        scratch.deallocate()
+    }
 
     /// Sets up capture for `schema` on `db`, reading the real column order of each table.
     func install(on db: Connection, schema: StoreSchema) throws {
@@ -94,6 +117,7 @@ final class HistoryRecorder: @unchecked Sendable {
         captureByName = [:]
         joinByName = [:]
         pointerCache = [:]
+        forgetLastTable()
         for name in schema.tables.keys.sorted() {
             let table = schema.tables[name]!
             var columns: [TableCapture.Column] = []
@@ -140,8 +164,8 @@ final class HistoryRecorder: @unchecked Sendable {
         names = NameTable()
         body.bytes.removeAll(keepingCapacity: true)
         segments.removeAll(keepingCapacity: true)
-        indexByObject.removeAll(keepingCapacity: true)
-        nameIDs = captures.map { _ in [] }
+        indexByObject.removeAll()
+        plans = captures.map { _ in [] }
         entityNameIDs = Array(repeating: -1, count: captures.count)
     }
 
@@ -169,20 +193,33 @@ final class HistoryRecorder: @unchecked Sendable {
 
     fileprivate func target(for table: UnsafePointer<CChar>) -> Target {
         let raw = UnsafeRawPointer(table)
+        if raw == lastTable, let lastName, strcmp(lastName, table) == 0 { return lastTarget }
+        let resolved: Target
         if let (cached, name) = pointerCache[raw], name.withUnsafeBufferPointer({ strcmp($0.baseAddress!, table) }) == 0 {
-            return cached
+            resolved = cached
+        } else {
+            let name = String(cString: table)
+            resolved = captureByName[name].map { .table($0) } ?? joinByName[name].map { .join($0) } ?? .none
+            pointerCache[raw] = (resolved, Array(name.utf8CString))
         }
-        let name = String(cString: table)
-        let resolved: Target = captureByName[name].map { .table($0) } ?? joinByName[name].map { .join($0) } ?? .none
-        pointerCache[raw] = (resolved, Array(name.utf8CString))
+        forgetLastTable()
+        lastTable = raw
+        lastTarget = resolved
+        lastName = strdup(table)
         return resolved
+    }
+
+    private func forgetLastTable() {
+        free(lastName)
+        lastName = nil
+        lastTable = nil
     }
 
     fileprivate func capture(db: OpaquePointer, op: Int32, table: UnsafePointer<CChar>, oldKey: Int64, newKey: Int64) {
         switch target(for: table) {
         case .table(let i):
             let key = op == SQLITE_INSERT ? newKey : oldKey
-            if indexByObject[ObjectKey(entity: i, key: key)] != nil {
+            if indexByObject[entity: i, key: key] != nil {
                 mergeRow(db: db, op: op, capture: i, key: key)
             } else {
                 encodeRow(db: db, op: op, capture: i, key: key)
@@ -200,23 +237,24 @@ final class HistoryRecorder: @unchecked Sendable {
     private func internNames(of index: Int) {
         let capture = captures[index]
         entityNameIDs[index] = names.intern(capture.entity)
-        var ids = [Int](repeating: -1, count: capture.slots.count * 2)
-        for (i, slot) in capture.slots.enumerated() {
+        var plan = ContiguousArray<PlannedSlot>()
+        for slot in capture.slots {
+            var name = -1, destination = -1
             switch capture.columns[Int(slot.column)] {
             case .ignored: break
-            case .attribute(let name, _, _): ids[i * 2] = names.intern(name)
-            case .toOne(let name, let destination):
-                ids[i * 2] = names.intern(name)
-                ids[i * 2 + 1] = names.intern(destination)
+            case .attribute(let n, _, _): name = names.intern(n)
+            case .toOne(let n, let d):
+                name = names.intern(n)
+                destination = names.intern(d)
             }
+            plan.append(PlannedSlot(column: slot.column, isToOne: slot.isToOne, excluded: slot.excluded, type: slot.type, name: name, destination: destination))
         }
-        nameIDs[index] = ids
+        plans[index] = plan
     }
 
     private func encodeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
         if entityNameIDs[index] < 0 { internNames(of: index) }
-        let slots = captures[index].slots
-        let ids = nameIDs[index]
+        let slots = plans[index]
         let entityID = entityNameIDs[index]
         // Updates record only the columns that changed; an update that changed none is not a change.
         var changed: [Bool] = []
@@ -226,10 +264,10 @@ final class HistoryRecorder: @unchecked Sendable {
             propertyCount = changed.reduce(0) { $1 ? $0 + 1 : $0 }
             if propertyCount == 0 { return }
         }
-        // Work on a local buffer: no exclusivity checks per byte written.
-        var out = ByteWriter()
-        swap(&out, &body)
-        let start = out.bytes.count
+        // The row goes into a scratch buffer through plain pointer stores, then into the body in one copy.
+        var out = scratch
+        out.removeAll()
+        out.reserve(32)
         out.byte(op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2)
         out.varint(UInt64(entityID))
         out.signed(key)
@@ -243,27 +281,32 @@ final class HistoryRecorder: @unchecked Sendable {
             if op == SQLITE_UPDATE && !changed[i] { continue }
             let slot = slots[i]
             let column = Int(slot.column)
-            out.varint(UInt64(ids[i * 2]))
+            // Name and flags (11 bytes at most), then two values of at most 21 bytes each (tag and two
+            // varints); text reserves its own length plus room for the next value's fixed part.
+            out.reserve(64)
+            out.varint(UInt64(slot.name))
             if slot.excluded {
                 out.byte(HistoryPayload.Flags.excluded.rawValue)
                 continue
             }
             out.byte(flags.rawValue)
             if slot.isToOne {
-                if writeOld { Self.writeKey(db, column: column, old: true, destination: ids[i * 2 + 1], into: &out) }
-                if writeNew { Self.writeKey(db, column: column, old: false, destination: ids[i * 2 + 1], into: &out) }
+                if writeOld { Self.writeKey(db, column: column, old: true, destination: slot.destination, into: &out) }
+                if writeNew { Self.writeKey(db, column: column, old: false, destination: slot.destination, into: &out) }
             } else {
                 if writeOld { Self.writeValue(db, column: column, old: true, type: slot.type, into: &out) }
                 if writeNew { Self.writeValue(db, column: column, old: false, type: slot.type, into: &out) }
             }
         }
-        let end = out.bytes.count
-        swap(&out, &body)
-        indexByObject[ObjectKey(entity: index, key: key)] = segments.count
-        segments.append(Segment(start: start, end: end, live: true, entity: entityID))
+        let start = body.bytes.count
+        body.bytes.append(contentsOf: out.written)
+        scratch = out
+        indexByObject[entity: index, key: key] = segments.count
+        segments.append(Segment(start: start, end: start + out.count, live: true, entity: entityID))
     }
 
-    private static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout ByteWriter) {
+    /// Writes one value; room for its fixed-size part is reserved by the caller.
+    private static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout RowWriter) {
         typealias Tag = HistoryPayload.ValueTag
         guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else {
             out.byte(Tag.null.rawValue)
@@ -272,9 +315,14 @@ final class HistoryRecorder: @unchecked Sendable {
         switch type {
         case .string:
             out.byte(Tag.text.rawValue)
+            // The bytes in place: sqlite3_value_text would copy each value to add a terminating NUL.
+            let text = sqlite3_value_blob(v)
             let n = Int(sqlite3_value_bytes(v))
             out.varint(UInt64(n))
-            if n > 0, let text = sqlite3_value_text(v) { out.bytes.append(contentsOf: UnsafeBufferPointer(start: text, count: n)) }
+            if n > 0, let text {
+                out.reserve(n + 24)
+                out.bytes(text, count: n)
+            }
         case .integer:
             out.byte(Tag.integer.rawValue)
             out.signed(sqlite3_value_int64(v))
@@ -288,11 +336,14 @@ final class HistoryRecorder: @unchecked Sendable {
             out.double(sqlite3_value_double(v))
         case .uuid, .binary:
             // Rare types go through AttributeValue (they hold no object IDs, so no names are interned).
-            out.value(read(db, column: column, old: old, as: type)) { _ in 0 }
+            var encoded = ByteWriter()
+            encoded.value(read(db, column: column, old: old, as: type)) { _ in 0 }
+            out.reserve(encoded.bytes.count + 24)
+            encoded.bytes.withUnsafeBytes { out.bytes($0.baseAddress!, count: $0.count) }
         }
     }
 
-    private static func writeKey(_ db: OpaquePointer, column: Int, old: Bool, destination: Int, into out: inout ByteWriter) {
+    private static func writeKey(_ db: OpaquePointer, column: Int, old: Bool, destination: Int, into out: inout RowWriter) {
         guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else {
             out.byte(HistoryPayload.ValueTag.null.rawValue)
             return
@@ -362,6 +413,6 @@ final class HistoryRecorder: @unchecked Sendable {
 /// The C callback: forwards to the recorder passed as context.
 private func historyPreUpdateHook(context: UnsafeMutableRawPointer?, db: OpaquePointer?, op: Int32, database: UnsafePointer<CChar>?, table: UnsafePointer<CChar>?, oldKey: sqlite3_int64, newKey: sqlite3_int64) {
     guard let context, let db, let table else { return }
-    let recorder = Unmanaged<HistoryRecorder>.fromOpaque(context).takeUnretainedValue()
-    recorder.capture(db: db, op: op, table: table, oldKey: oldKey, newKey: newKey)
+    // The recorder outlives its hook (it is removed before the recorder goes): no retain per row.
+    Unmanaged<HistoryRecorder>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.capture(db: db, op: op, table: table, oldKey: oldKey, newKey: newKey) }
 }
