@@ -9,8 +9,11 @@ struct BatchInserter {
     /// Attributes then owned to-one relationships: the table's data columns.
     private let columnNames: [String]
     /// Indexes of the columns an insert writes: all but derived attributes, which
-    /// take their column defaults and triggers.
+    /// take their column defaults and triggers, except `now()`, bound as the row's time.
     private let writtenColumns: [Int]
+    /// Indexes of `now()` attributes: bound with the time of each row's insert. The recorder
+    /// then reads no value back from SQLite's row (``HistoryRecorder/recordingBoundInsert(capture:values:_:)``).
+    private let nowColumns: [Int]
     /// Relationships whose links live elsewhere (to-many, inverse side of one-to-one).
     private let linkRelationships: [RelationshipDescription]
     private var statements: [UInt64: Statement] = [:]
@@ -21,6 +24,9 @@ struct BatchInserter {
     private var updateStatements: [UInt64: Statement] = [:]
     /// Statements of inserts given primary keys (replicas), by mask.
     private var keyedStatements: [UInt64: Statement] = [:]
+    /// The history recorder's capture of this table when inserted rows are recorded from
+    /// the values bound (``HistoryRecorder/recordingBoundInsert(capture:values:_:)``).
+    private let boundInsertCapture: Int?
 
     init(store: PersistentStore, entityName: String) throws {
         self.store = store
@@ -28,7 +34,9 @@ struct BatchInserter {
         self.table = table
         self.validator = ValueValidator(table: table)
         self.columnNames = table.dataColumns
-        self.writtenColumns = table.dataColumns.indices.filter { $0 >= table.attributes.count || !table.attributes[$0].isDerived }
+        self.writtenColumns = table.dataColumns.indices.filter { $0 >= table.attributes.count || table.attributes[$0].isBoundByInserts }
+        self.nowColumns = table.attributes.indices.filter { table.attributes[$0].derivation == .now }
+        self.boundInsertCapture = store.database.recorder.boundInsertCapture(table: entityName)
         self.splitsUpsert = !table.entity.uniquenessConstraints.isEmpty && store.schema.tablesWithUpdateTriggers.contains(entityName)
         self.linkRelationships = table.entity.relationships.filter { relationship in
             if case .foreignKeyHere = table.storage[relationship.name]! { return false }
@@ -94,6 +102,7 @@ struct BatchInserter {
                 let unknown = object.keys.sorted().first { !known.contains($0) } ?? "?"
                 throw validator.unknownKey(unknown, row: row)
             }
+            stampNow(&values)
             if primaryKeys.isEmpty {
                 let statement = try self.statement(mask: mask, on: db)
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db)
@@ -158,6 +167,7 @@ struct BatchInserter {
                     values[index] = try validator.targetKey(value, table.foreignKeys[index - attributeCount], row: row)
                 }
             }
+            stampNow(&values)
             if primaryKeys.isEmpty {
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db)
             } else {
@@ -175,7 +185,11 @@ struct BatchInserter {
         // An upsert that updates leaves last_insert_rowid alone: reset it to tell the cases apart.
         db.lastInsertRowID = 0
         do {
-            try statement.run()
+            if let boundInsertCapture {
+                try store.database.recorder.recordingBoundInsert(capture: boundInsertCapture, values: values) { try statement.run() }
+            } else {
+                try statement.run()
+            }
         } catch let error as SQLiteError {
             throw UniqueViolation.translate(error, table: table, place: validator.place(row))
         }
@@ -199,6 +213,24 @@ struct BatchInserter {
             if splitsUpsert { try update(key, mask: mask, values: values, row: row, on: db) }
             if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: key)) }
         }
+    }
+
+    /// Sets the `now()` attributes of a row about to be inserted.
+    @inline(__always)
+    private func stampNow(_ values: inout [AttributeValue]) {
+        guard !nowColumns.isEmpty else { return }
+        let now = AttributeValue.date(Date(timeIntervalSince1970: Self.sqliteNow()))
+        for i in nowColumns { values[i] = now }
+    }
+
+    /// The current time as SQLite's `now()` default gives it (``DerivedAttributeTriggers/nowSQL``):
+    /// whole milliseconds, through the Julian day.
+    static func sqliteNow() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        let milliseconds = Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+        let julianDay = Double(milliseconds + 210_866_760_000_000) / 86_400_000.0
+        return (julianDay - 2_440_587.5) * 86_400.0
     }
 
     /// The update half of a split upsert: the given values on the row that conflicted.

@@ -25,6 +25,12 @@ final class HistoryRecorder: @unchecked Sendable {
         let cName: [CChar]
         /// The captured columns as plain values, for the hot loop.
         let slots: [Slot]
+        /// Per slot, its index among the table's data columns (``StoreSchema/Table/dataColumns``):
+        /// where a batch insert keeps the value it binds.
+        let dataIndexes: [Int]
+        /// Per slot, whether SQLite computes its value (a derived attribute's default): a batch
+        /// insert binds no value for it, so it is read from the row even for bound inserts.
+        let computed: [Bool]
     }
 
     /// A captured column: where it is and how to write it.
@@ -91,6 +97,11 @@ final class HistoryRecorder: @unchecked Sendable {
     @exclusivity(unchecked) var indexByObject = ObjectIndex()
     /// Where one row is encoded before it joins `body`.
     @exclusivity(unchecked) private var scratch = RowWriter()
+    /// The values a batch insert is binding for its next row, while its statement steps
+    /// (``recordingBoundInsert``).
+    @exclusivity(unchecked) var boundInsert = BoundInsert()
+    /// Whether batch inserts may record from bound values (off only in tests comparing the two ways).
+    var boundInserts = true
     /// Per capture, each captured column with its property and destination names' indexes in `names` (filled on first use in a transaction).
     @exclusivity(unchecked) private var plans: [ContiguousArray<PlannedSlot>] = []
     @exclusivity(unchecked) private var entityNameIDs: [Int] = []
@@ -98,6 +109,10 @@ final class HistoryRecorder: @unchecked Sendable {
     /// A captured column ready for the hot loop: where it is, how to write it, and its names in this transaction.
     struct PlannedSlot {
         let column: Int32
+        /// Index among the table's data columns.
+        let dataIndex: Int
+        /// Whether SQLite computes the value (``TableCapture/computed``).
+        let computed: Bool
         let isToOne: Bool
         let excluded: Bool
         let type: AttributeType
@@ -141,7 +156,14 @@ final class HistoryRecorder: @unchecked Sendable {
                 case .toOne: return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false)
                 }
             }
-            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots))
+            let dataIndexes = slots.map { slot -> Int in
+                switch columns[Int(slot.column)] {
+                case .attribute(let name, _, _), .toOne(let name, _): return table.columnIndex[name] ?? -1
+                case .ignored: return -1
+                }
+            }
+            let computed = dataIndexes.map { $0 >= 0 && $0 < table.attributes.count && !table.attributes[$0].isBoundByInserts }
+            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots, dataIndexes: dataIndexes, computed: computed))
             for relationship in table.entity.relationships {
                 if case .joinTable(let joinTable, "src", _) = table.storage[relationship.name]! {
                     joinByName[joinTable] = joins.count
@@ -221,6 +243,8 @@ final class HistoryRecorder: @unchecked Sendable {
             let key = op == SQLITE_INSERT ? newKey : oldKey
             if indexByObject[entity: i, key: key] != nil {
                 mergeRow(db: db, op: op, capture: i, key: key)
+            } else if op == SQLITE_INSERT, i == boundInsert.capture, let values = boundInsert.values, encodeBoundInsert(db: db, capture: i, key: key, values: values) {
+                boundInsert.values = nil
             } else {
                 encodeRow(db: db, op: op, capture: i, key: key)
             }
@@ -238,7 +262,7 @@ final class HistoryRecorder: @unchecked Sendable {
         let capture = captures[index]
         entityNameIDs[index] = names.intern(capture.entity)
         var plan = ContiguousArray<PlannedSlot>()
-        for slot in capture.slots {
+        for (i, slot) in capture.slots.enumerated() {
             var name = -1, destination = -1
             switch capture.columns[Int(slot.column)] {
             case .ignored: break
@@ -247,15 +271,13 @@ final class HistoryRecorder: @unchecked Sendable {
                 name = names.intern(n)
                 destination = names.intern(d)
             }
-            plan.append(PlannedSlot(column: slot.column, isToOne: slot.isToOne, excluded: slot.excluded, type: slot.type, name: name, destination: destination))
+            plan.append(PlannedSlot(column: slot.column, dataIndex: capture.dataIndexes[i], computed: capture.computed[i], isToOne: slot.isToOne, excluded: slot.excluded, type: slot.type, name: name, destination: destination))
         }
         plans[index] = plan
     }
 
     private func encodeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
-        if entityNameIDs[index] < 0 { internNames(of: index) }
-        let slots = plans[index]
-        let entityID = entityNameIDs[index]
+        let (entityID, slots) = plan(of: index)
         // Updates record only the columns that changed; an update that changed none is not a change.
         var changed: [Bool] = []
         var propertyCount = slots.count
@@ -264,14 +286,7 @@ final class HistoryRecorder: @unchecked Sendable {
             propertyCount = changed.reduce(0) { $1 ? $0 + 1 : $0 }
             if propertyCount == 0 { return }
         }
-        // The row goes into a scratch buffer through plain pointer stores, then into the body in one copy.
-        var out = scratch
-        out.removeAll()
-        out.reserve(32)
-        out.byte(op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2)
-        out.varint(UInt64(entityID))
-        out.signed(key)
-        out.varint(UInt64(propertyCount))
+        var out = beginRow(op: op, entity: entityID, key: key, propertyCount: propertyCount)
         var flags: HistoryPayload.Flags = []
         if op != SQLITE_INSERT { flags.insert(.before) }
         if op != SQLITE_DELETE { flags.insert(.after) }
@@ -298,15 +313,44 @@ final class HistoryRecorder: @unchecked Sendable {
                 if writeNew { Self.writeValue(db, column: column, old: false, type: slot.type, into: &out) }
             }
         }
+        endRow(out, capture: index, entity: entityID, key: key)
+    }
+
+    /// Starts a row in the scratch buffer: the row goes there through plain pointer stores,
+    /// then into the body in one copy (``endRow``).
+    @inline(__always)
+    func beginRow(op: Int32, entity: Int, key: Int64, propertyCount: Int) -> RowWriter {
+        var out = scratch
+        out.removeAll()
+        out.reserve(32)
+        out.byte(op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2)
+        out.varint(UInt64(entity))
+        out.signed(key)
+        out.varint(UInt64(propertyCount))
+        return out
+    }
+
+    @inline(__always)
+    func endRow(_ out: RowWriter, capture index: Int, entity: Int, key: Int64) {
         let start = body.bytes.count
         body.bytes.append(contentsOf: out.written)
         scratch = out
         indexByObject[entity: index, key: key] = segments.count
-        segments.append(Segment(start: start, end: start + out.count, live: true, entity: entityID))
+        segments.append(Segment(start: start, end: start + out.count, live: true, entity: entity))
+    }
+
+    /// Gives back the scratch buffer of a row not written (it may have grown).
+    func abandonRow(_ out: RowWriter) { scratch = out }
+
+    /// The names and slots of a table in this transaction, interned on first use.
+    @inline(__always)
+    func plan(of index: Int) -> (entity: Int, slots: ContiguousArray<PlannedSlot>) {
+        if entityNameIDs[index] < 0 { internNames(of: index) }
+        return (entityNameIDs[index], plans[index])
     }
 
     /// Writes one value; room for its fixed-size part is reserved by the caller.
-    private static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout RowWriter) {
+    static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout RowWriter) {
         typealias Tag = HistoryPayload.ValueTag
         guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else {
             out.byte(Tag.null.rawValue)

@@ -25,6 +25,11 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
     /// Whether the store maintains the value itself.
     public var isDerived: Bool { derivation != nil }
 
+    /// Whether a batch insert binds this attribute's value: every stored attribute, and
+    /// `now()` (the insert's time, as SQLite's column default would give it). Other derived
+    /// attributes take their column defaults and triggers.
+    var isBoundByInserts: Bool { derivation == nil || derivation == .now }
+
     /// An attribute description.
     public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: AttributeValue? = nil, isExcludedFromHistory: Bool = false, derivation: Derivation? = nil) {
         self.name = name
