@@ -13,14 +13,17 @@ enum Zstd {
 
     /// `data` compressed as one zstd frame with its content size.
     static func compress(_ data: [UInt8], level: Int32 = 3) throws -> [UInt8] {
+        try data.withUnsafeBytes { try compress($0, level: level) }
+    }
+
+    /// `data` compressed as one zstd frame with its content size.
+    static func compress(_ data: UnsafeRawBufferPointer, level: Int32 = 3) throws -> [UInt8] {
         let context = try take(compressors) { ZSTD_createCCtx() }
         defer { give(context, to: compressors) { _ = ZSTD_freeCCtx($0) } }
         let bound = ZSTD_compressBound(data.count)
         var written = 0
         let output = [UInt8](unsafeUninitializedCapacity: bound) { out, count in
-            written = data.withUnsafeBytes { input in
-                ZSTD_compressCCtx(context, out.baseAddress, bound, input.baseAddress, input.count, level)
-            }
+            written = ZSTD_compressCCtx(context, out.baseAddress, bound, data.baseAddress, data.count, level)
             count = ZSTD_isError(written) != 0 ? 0 : written
         }
         if ZSTD_isError(written) != 0 {
@@ -29,23 +32,30 @@ enum Zstd {
         return output
     }
 
-    /// The content of one zstd frame whose size is recorded in its header.
-    static func decompress(_ frame: UnsafeRawBufferPointer) throws -> [UInt8] {
-        let size = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
-        // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values.
-        guard size < UInt64.max - 1, size < 1 << 32 else {
-            throw TributaryError(.io, "a compressed history record is damaged (no content size)", hint: "the store may be damaged; restore it from a copy")
+    /// The content of one or more concatenated zstd frames, each with its size recorded in its header.
+    static func decompress(_ frames: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let damaged = TributaryError(.io, "a compressed history record is damaged", hint: "the store may be damaged; restore it from a copy")
+        // The total size, frame by frame (ZSTD_findDecompressedSize is not in the stable API).
+        var size: UInt64 = 0
+        var offset = 0
+        while offset < frames.count {
+            let start = frames.baseAddress! + offset
+            let frameSize = ZSTD_getFrameContentSize(start, frames.count - offset)
+            let compressed = ZSTD_findFrameCompressedSize(start, frames.count - offset)
+            // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values.
+            guard frameSize < UInt64.max - 1, ZSTD_isError(compressed) == 0, compressed > 0 else { throw damaged }
+            size += frameSize
+            offset += compressed
         }
+        guard size < 1 << 32 else { throw damaged }
         let context = try take(decompressors) { ZSTD_createDCtx() }
         defer { give(context, to: decompressors) { _ = ZSTD_freeDCtx($0) } }
         var written = 0
         let output = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
-            written = ZSTD_decompressDCtx(context, buffer.baseAddress, buffer.count, frame.baseAddress, frame.count)
+            written = ZSTD_decompressDCtx(context, buffer.baseAddress, buffer.count, frames.baseAddress, frames.count)
             count = ZSTD_isError(written) != 0 ? 0 : min(written, buffer.count)
         }
-        if ZSTD_isError(written) != 0 || written != Int(size) {
-            throw TributaryError(.io, "a compressed history record is damaged", hint: "the store may be damaged; restore it from a copy")
-        }
+        if ZSTD_isError(written) != 0 || written != Int(size) { throw damaged }
         return output
     }
 

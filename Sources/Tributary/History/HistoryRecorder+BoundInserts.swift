@@ -40,7 +40,8 @@ extension HistoryRecorder {
         let (entityID, slots) = plan(of: index)
         var out = beginRow(op: SQLITE_INSERT, entity: entityID, key: key, propertyCount: slots.count)
         let after = HistoryPayload.Flags.after.rawValue
-        for slot in slots {
+        for i in slots.indices {
+            let slot = slots[i]
             out.reserve(64)
             out.varint(UInt64(slot.name))
             if slot.excluded {
@@ -52,7 +53,7 @@ extension HistoryRecorder {
                 Self.writeValue(db, column: Int(slot.column), old: false, type: slot.type, into: &out)
                 continue
             }
-            guard Self.writeBound(values[slot.dataIndex], slot: slot, into: &out) else {
+            guard Self.writeBound(values.baseAddress! + slot.dataIndex, slot: slot, into: &out) else {
                 abandonRow(out)
                 return false
             }
@@ -62,39 +63,44 @@ extension HistoryRecorder {
     }
 
     /// Writes a bound value as the hook would read it back from the stored row.
-    private static func writeBound(_ value: AttributeValue, slot: PlannedSlot, into out: inout RowWriter) -> Bool {
+    private static func writeBound(_ value: UnsafePointer<AttributeValue>, slot: PlannedSlot, into out: inout RowWriter) -> Bool {
         typealias Tag = HistoryPayload.ValueTag
-        if case .null = value {
+        // One switch on the value in place (a tuple of type and value copied it, a retain more per string).
+        switch value.pointee {
+        case .null:
             out.byte(Tag.null.rawValue)
-            return true
-        }
-        if slot.isToOne {
-            guard case .integer(let key) = value else { return false }
+        case .integer(let key) where slot.isToOne:
             out.byte(Tag.objectID.rawValue)
             out.varint(UInt64(slot.destination))
             out.signed(key)
-            return true
-        }
-        switch (slot.type, value) {
-        case (.string, .string(var text)):
-            text.withUTF8 { utf8 in
+        case _ where slot.isToOne:
+            return false
+        case .string(let text) where slot.type == .string:
+            let written: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
                 out.byte(Tag.text.rawValue)
                 out.varint(UInt64(utf8.count))
                 out.reserve(utf8.count + 24)
                 if let base = utf8.baseAddress { out.bytes(base, count: utf8.count) }
             }
-        case (.integer, .integer(let i)):
+            if written == nil {
+                // A bridged or otherwise non-contiguous string: through a native copy.
+                var native = text
+                native.makeContiguousUTF8()
+                var copy = AttributeValue.string(native)
+                return writeBound(&copy, slot: slot, into: &out)
+            }
+        case .integer(let i) where slot.type == .integer:
             out.byte(Tag.integer.rawValue)
             out.signed(i)
-        case (.double, .double(let d)):
+        case .double(let d) where slot.type == .double:
             writeReal(d, tag: Tag.double, into: &out)
-        case (.date, .date(let date)):
+        case .date(let date) where slot.type == .date:
             writeReal(date.timeIntervalSince1970, tag: Tag.date, into: &out)
-        case (.bool, .bool(let b)):
+        case .bool(let b) where slot.type == .bool:
             out.byte(b ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
-        case (.uuid, .uuid), (.binary, .data):
+        case .uuid where slot.type == .uuid, .data where slot.type == .binary:
             var encoded = ByteWriter()
-            encoded.value(value) { _ in 0 }
+            encoded.value(value.pointee) { _ in 0 }
             out.reserve(encoded.bytes.count + 24)
             encoded.bytes.withUnsafeBytes { out.bytes($0.baseAddress!, count: $0.count) }
         default:

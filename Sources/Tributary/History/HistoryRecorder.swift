@@ -95,6 +95,10 @@ final class HistoryRecorder: @unchecked Sendable {
     @exclusivity(unchecked) var body = ByteWriter()
     @exclusivity(unchecked) var segments: [Segment] = []
     @exclusivity(unchecked) var indexByObject = ObjectIndex()
+    /// Compresses the body's first chunks while the transaction goes on.
+    private let chunks = HistoryChunkCompressor()
+    /// Bytes of `body` handed to `chunks`.
+    @exclusivity(unchecked) private var submittedBytes = 0
     /// Where one row is encoded before it joins `body`.
     @exclusivity(unchecked) private var scratch = RowWriter()
     /// The values a batch insert is binding for its next row, while its statement steps
@@ -183,6 +187,8 @@ final class HistoryRecorder: @unchecked Sendable {
     func discard() { resetTransaction() }
 
     private func resetTransaction() {
+        chunks.discard()
+        submittedBytes = 0
         names = NameTable()
         body.bytes.removeAll(keepingCapacity: true)
         segments.removeAll(keepingCapacity: true)
@@ -204,6 +210,13 @@ final class HistoryRecorder: @unchecked Sendable {
             if seen.insert(segment.entity).inserted { entities.append(names.strings[segment.entity]) }
         }
         guard count > 0 else { return nil }
+        if allLive && chunks.isActive {
+            let frames = try chunks.frames()
+            let payload = try body.bytes.withUnsafeBytes { bytes in
+                try HistoryPayload.finish(frames: frames, tail: UnsafeRawBufferPointer(rebasing: bytes[submittedBytes...]), count: count, names: names)
+            }
+            return (payload, count, entities)
+        }
         if allLive { return (try HistoryPayload.finish(body: body.bytes, count: count, names: names), count, entities) }
         var live: [UInt8] = []
         live.reserveCapacity(body.bytes.count)
@@ -337,6 +350,10 @@ final class HistoryRecorder: @unchecked Sendable {
         scratch = out
         indexByObject[entity: index, key: key] = segments.count
         segments.append(Segment(start: start, end: start + out.count, live: true, entity: entity))
+        if body.bytes.count - submittedBytes >= HistoryChunkCompressor.chunkSize {
+            chunks.submit(body.bytes[submittedBytes...])
+            submittedBytes = body.bytes.count
+        }
     }
 
     /// Gives back the scratch buffer of a row not written (it may have grown).
