@@ -178,6 +178,53 @@ enum PostgresMirror {
         #expect(try PostgresMirror.query(server, "SELECT count(*) FROM pg_constraint WHERE conname LIKE 'Item_name%' AND contype = 'u'") == ["1"], "the unique constraint is kept")
     }
 
+    /// Batches commit asynchronously and only checkpoints flush: when the server loses the
+    /// commits since the last flush (an operating-system crash; here the rows and the position
+    /// are put back by hand and the connection is cut), the sink applies them again.
+    @Test func commitsTheServerLostAreAppliedAgain() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        func effect(_ schema: String) throws -> [String] {
+            try PostgresMirror.query(server, "SELECT row_to_json(p)::text FROM \"\(schema)\".\"Post\" p ORDER BY \"_pk\"")
+        }
+        let chunks = SinkSuite.chunks(after: nil)
+        let clean = PostgresSink(name: "postgres", settings: try Self.settings(server, schema: "clean"))
+        _ = try await clean.open(SinkSuite.context)
+        for chunk in chunks { try await clean.deliver(chunk) }
+        _ = try await clean.checkpoint(through: chunks.last!.last!.position)
+        try await clean.close()
+
+        let sink = PostgresSink(name: "postgres", settings: try Self.settings(server, schema: "lost"))
+        _ = try await sink.open(SinkSuite.context)
+        try await sink.deliver(chunks[0])
+        let flushed = try await sink.checkpoint(through: chunks[0].last!.position)
+        #expect(flushed == chunks[0].last!.position)
+        _ = try PostgresMirror.query(server, "CREATE TABLE lost.saved AS SELECT * FROM lost.\"Post\"; CREATE TABLE lost.saved_position AS SELECT * FROM lost.tributary_checkpoints")
+        try await sink.deliver(chunks[1])
+        try await sink.deliver(chunks[2])
+        #expect(try PostgresMirror.checkpoint(server, schema: "lost", pipeline: "suite") == "\(chunks[2].last!.position.token).\(chunks[2].last!.position.index)")
+        // The commits of chunks 1 and 2 are lost: the rows and position as at the flush, and the connection cut.
+        _ = try PostgresMirror.query(server, "DELETE FROM lost.\"Post\"; INSERT INTO lost.\"Post\" SELECT * FROM lost.saved; "
+                                     + "DELETE FROM lost.tributary_checkpoints; INSERT INTO lost.tributary_checkpoints SELECT * FROM lost.saved_position; "
+                                     + "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()")
+        // The runtime retries a delivery that failed on the cut connection.
+        for chunk in chunks.dropFirst(3) {
+            var attempts = 0
+            while true {
+                do {
+                    try await sink.deliver(chunk)
+                    break
+                } catch let error as TributaryError where error.code == .sinkUnavailable && attempts < 3 {
+                    attempts += 1
+                }
+            }
+        }
+        _ = try await sink.checkpoint(through: chunks.last!.last!.position)
+        try await sink.close()
+        #expect(try effect("lost") == effect("clean"), "the lost commits were applied again")
+        #expect(try PostgresMirror.checkpoint(server, schema: "lost", pipeline: "suite") == PostgresMirror.checkpoint(server, schema: "clean", pipeline: "suite"))
+    }
+
     @Test func readsItsSettingsFromThePipelineFile() throws {
         let text = "name: m\nsource: {store: s}\nsinks:\n  - type: postgres\n    password_env: PGPASS\n    schema: mirror\n    tables: {Post: posts}\n    create_tables: false\n"
         let pipeline = try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": "postgres://app@db.example:6543/blog"])

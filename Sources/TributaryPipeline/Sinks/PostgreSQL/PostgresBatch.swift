@@ -19,7 +19,8 @@ import TributaryStreams
 /// ```
 struct PostgresBatch {
     private struct RowKey: Hashable {
-        var table: String
+        /// The table's number among the names the batch met (``TableState/nameID``).
+        var table: Int
         var key: Int64
     }
 
@@ -46,6 +47,8 @@ struct PostgresBatch {
     private struct TableState {
         var table: PostgresMirrorSchema.Table
         var columnIndex: [String: Int]
+        /// One number per table name (two entities renamed to one table share it).
+        var nameID: Int
     }
 
     /// PostgreSQL takes at most 65,535 parameters per statement; stay well below.
@@ -54,6 +57,9 @@ struct PostgresBatch {
     private(set) var statements: [PostgresQuery] = []
     private var tables: [TableState] = []
     private var tableIndex: [String: Int] = [:]
+    private var nameIDs: [String: Int] = [:]
+    /// The last entity looked up and its table state: records of one entity come in runs.
+    private var lastEntity: (name: String, table: Int)?
     /// Rows in the order they were first set; `rowIndex` finds a live row's place.
     private var rowList: [Row] = []
     private var rowIndex: [RowKey: Int] = [:]
@@ -95,11 +101,19 @@ struct PostgresBatch {
 
     /// The batch's index of the table for `entity`.
     private mutating func tableState(for entity: String, schema: PostgresMirrorSchema) -> Int {
-        if let index = tableIndex[entity] { return index }
+        if let lastEntity, lastEntity.name == entity { return lastEntity.table }
+        if let index = tableIndex[entity] {
+            lastEntity = (entity, index)
+            return index
+        }
         let table = schema.table(forRecordEntity: entity)
         let index = tables.count
-        tables.append(TableState(table: table, columnIndex: Dictionary(table.columns.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a })))
+        let nameID = nameIDs[table.name] ?? nameIDs.count
+        nameIDs[table.name] = nameID
+        tables.append(TableState(table: table, columnIndex: Dictionary(table.columns.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a }),
+                                 nameID: nameID))
         tableIndex[entity] = index
+        lastEntity = (entity, index)
         return index
     }
 
@@ -113,11 +127,11 @@ struct PostgresBatch {
 
     private mutating func add(_ record: StreamRecord, schema: PostgresMirrorSchema) {
         let tableNumber = tableState(for: record.entityName, schema: schema)
-        let table = tables[tableNumber].table
-        let key = RowKey(table: table.name, key: record.objectID.primaryKey)
+        let key = RowKey(table: tables[tableNumber].nameID, key: record.objectID.primaryKey)
         var row: Int?
         switch record.operation {
         case .delete:
+            let table = tables[tableNumber].table
             if let index = rowIndex.removeValue(forKey: key) { rowList[index].live = false }
             if deletes[table.name] == nil { deleteOrder.append(table.name) }
             deletes[table.name, default: []].append(key.key)
@@ -134,16 +148,17 @@ struct PostgresBatch {
         case .update:
             row = rowIndex[key]
         }
+        let takesAnyColumn = tables[tableNumber].table.takesAnyColumn
         record.properties.withUnsafeBufferPointer { properties in
             for property in properties {
                 if property.isMembershipChange {
-                    guard let link = table.links[property.name] else { continue }
+                    guard let link = tables[tableNumber].table.links[property.name] else { continue }
                     for object in property.removed { setLink(link, object: key.key, other: object.primaryKey, present: false) }
                     for object in property.added { setLink(link, object: key.key, other: object.primaryKey, present: true) }
                     continue
                 }
                 guard !property.isValueExcluded, let value = property.after else { continue }
-                if table.takesAnyColumn {
+                if takesAnyColumn {
                     let index = row ?? startRow(key, table: tableNumber, insertsBareRow: false)
                     row = index
                     rowList[index].named[property.name] = value
@@ -191,8 +206,13 @@ struct PostgresBatch {
         // Upserts, grouped by table and the columns they set.
         struct Group: Hashable {
             var table: Int
-            var columns: [Int]
+            /// The columns set, as bits when the table has at most 64 (no array per row) ...
+            var mask: UInt64
+            /// ... else as positions.
+            var wide: [Int]
             var names: [String]
+
+            var columns: [Int] { wide.isEmpty && mask != 0 ? (0..<64).filter { mask & (1 << UInt64($0)) != 0 } : wide }
         }
         var groups: [Group: [Int]] = [:]
         var groupOrder: [Group] = []
@@ -200,27 +220,33 @@ struct PostgresBatch {
             let group: Group
             if tables[row.table].table.takesAnyColumn {
                 if row.named.isEmpty && !row.insertsBareRow { continue }
-                group = Group(table: row.table, columns: [], names: row.named.keys.sorted())
+                group = Group(table: row.table, mask: 0, wide: [], names: row.named.keys.sorted())
+            } else if row.values.count <= 64 {
+                var mask: UInt64 = 0
+                for column in row.values.indices where row.values[column] != nil { mask |= 1 << UInt64(column) }
+                if mask == 0 && !row.insertsBareRow { continue }
+                group = Group(table: row.table, mask: mask, wide: [], names: [])
             } else {
                 let columns = row.values.indices.filter { row.values[$0] != nil }
                 if columns.isEmpty && !row.insertsBareRow { continue }
-                group = Group(table: row.table, columns: columns, names: [])
+                group = Group(table: row.table, mask: 0, wide: columns, names: [])
             }
-            if groups[group] == nil { groupOrder.append(group) }
             groups[group, default: []].append(index)
+            if groups[group]!.count == 1 { groupOrder.append(group) }
         }
         for group in groupOrder {
+            let groupColumns = group.columns
             let table = tables[group.table].table
-            let names = table.takesAnyColumn ? group.names : group.columns.map { table.columns[$0].name }
+            let names = table.takesAnyColumn ? group.names : groupColumns.map { table.columns[$0].name }
             let members = groups[group]!
             // A row's value of the group's `n`th column.
             func value(_ row: Row, _ n: Int) -> AttributeValue {
-                table.takesAnyColumn ? row.named[names[n]]! : row.values[group.columns[n]]!
+                table.takesAnyColumn ? row.named[names[n]]! : row.values[groupColumns[n]]!
             }
             let conflict = " ON CONFLICT (\(pk)) DO " + (names.isEmpty ? "NOTHING"
                 : "UPDATE SET " + names.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
             let columnList = ([PostgresMirrorSchema.keyColumn] + names).map(PostgresMirrorSchema.quote).joined(separator: ", ")
-            if !table.takesAnyColumn, let arrays = Self.columnArrays(members.map { rowList[$0] }, table: table, columns: group.columns) {
+            if !table.takesAnyColumn, let arrays = Self.columnArrays(members, of: rowList, table: table, columns: groupColumns) {
                 // One array per column: a short statement, whatever the batch's size.
                 var binds = PostgresBindings(capacity: arrays.count)
                 for array in arrays { try binds.append(array) }
@@ -263,14 +289,14 @@ struct PostgresBatch {
 
     /// The group's columns (positions in `table`) as typed arrays, keys first, or nil when a
     /// value's kind does not fit its column's type (the group then binds its values one by one).
-    private static func columnArrays(_ rows: [Row], table: PostgresMirrorSchema.Table, columns: [Int]) -> [PostgresColumnArray]? {
+    private static func columnArrays(_ members: [Int], of rows: [Row], table: PostgresMirrorSchema.Table, columns: [Int]) -> [PostgresColumnArray]? {
         var keyArray = PostgresColumnArray(columnType: "bigint")!
-        for row in rows { _ = keyArray.append(.integer(row.key.key)) }
+        for member in members { _ = keyArray.append(.integer(rows[member].key.key)) }
         var arrays = [keyArray]
         for column in columns {
             guard var array = PostgresColumnArray(columnType: table.columns[column].type) else { return nil }
-            for row in rows {
-                guard array.append(row.values[column]!) else { return nil }
+            for member in members {
+                guard array.append(rows[member].values[column]!) else { return nil }
             }
             arrays.append(array)
         }
