@@ -36,7 +36,9 @@ struct PostgresBatch {
     private struct Row {
         var key: RowKey
         var table: Int
-        var values: [AttributeValue?]
+        /// Where the row's values start in `cells` (one per column of its table).
+        var base: Int
+        var width: Int
         var named: [String: AttributeValue] = [:]
         var insertsBareRow: Bool
         /// False once a later delete of the batch dropped it.
@@ -47,6 +49,10 @@ struct PostgresBatch {
     private struct TableState {
         var table: PostgresMirrorSchema.Table
         var columnIndex: [String: Int]
+        /// The column of each property position as last seen: records of an entity list their
+        /// properties in the same order, so names are compared, not hashed.
+        var propertyNames: [String] = []
+        var propertyColumns: [Int] = []
         /// One number per table name (two entities renamed to one table share it).
         var nameID: Int
     }
@@ -62,6 +68,8 @@ struct PostgresBatch {
     private var lastEntity: (name: String, table: Int)?
     /// Rows in the order they were first set; `rowIndex` finds a live row's place.
     private var rowList: [Row] = []
+    /// Every row's column values, row after row (no array per row).
+    private var cells: [AttributeValue?] = []
     private var rowIndex: [RowKey: Int] = [:]
     private var deletes: [String: [Int64]] = [:]
     private var deleteOrder: [String] = []
@@ -121,7 +129,9 @@ struct PostgresBatch {
     private mutating func startRow(_ key: RowKey, table: Int, insertsBareRow: Bool) -> Int {
         if let old = rowIndex[key] { rowList[old].live = false }
         rowIndex[key] = rowList.count
-        rowList.append(Row(key: key, table: table, values: Array(repeating: nil, count: tables[table].table.columns.count), insertsBareRow: insertsBareRow))
+        let width = tables[table].table.columns.count
+        rowList.append(Row(key: key, table: table, base: cells.count, width: width, insertsBareRow: insertsBareRow))
+        cells.append(contentsOf: repeatElement(nil, count: width))
         return rowList.count - 1
     }
 
@@ -150,7 +160,7 @@ struct PostgresBatch {
         }
         let takesAnyColumn = tables[tableNumber].table.takesAnyColumn
         record.properties.withUnsafeBufferPointer { properties in
-            for property in properties {
+            for (position, property) in properties.enumerated() {
                 if property.isMembershipChange {
                     guard let link = tables[tableNumber].table.links[property.name] else { continue }
                     for object in property.removed { setLink(link, object: key.key, other: object.primaryKey, present: false) }
@@ -162,13 +172,30 @@ struct PostgresBatch {
                     let index = row ?? startRow(key, table: tableNumber, insertsBareRow: false)
                     row = index
                     rowList[index].named[property.name] = value
-                } else if let column = tables[tableNumber].columnIndex[property.name] {
+                } else if let column = column(of: property.name, at: position, table: tableNumber) {
                     let index = row ?? startRow(key, table: tableNumber, insertsBareRow: false)
                     row = index
-                    rowList[index].values[column] = value
+                    cells[rowList[index].base + column] = value
                 }
             }
         }
+    }
+
+    /// The column of property `name`, found at `position` of a record's properties.
+    @inline(__always)
+    private mutating func column(of name: String, at position: Int, table: Int) -> Int? {
+        if position < tables[table].propertyNames.count, tables[table].propertyNames[position] == name {
+            let column = tables[table].propertyColumns[position]
+            return column < 0 ? nil : column
+        }
+        let column = tables[table].columnIndex[name]
+        if position >= tables[table].propertyNames.count {
+            tables[table].propertyNames += Array(repeating: "", count: position + 1 - tables[table].propertyNames.count)
+            tables[table].propertyColumns += Array(repeating: -1, count: position + 1 - tables[table].propertyColumns.count)
+        }
+        tables[table].propertyNames[position] = name
+        tables[table].propertyColumns[position] = column ?? -1
+        return column
     }
 
     private mutating func setLink(_ link: (table: String, isSource: Bool), object: Int64, other: Int64, present: Bool) {
@@ -221,13 +248,13 @@ struct PostgresBatch {
             if tables[row.table].table.takesAnyColumn {
                 if row.named.isEmpty && !row.insertsBareRow { continue }
                 group = Group(table: row.table, mask: 0, wide: [], names: row.named.keys.sorted())
-            } else if row.values.count <= 64 {
+            } else if row.width <= 64 {
                 var mask: UInt64 = 0
-                for column in row.values.indices where row.values[column] != nil { mask |= 1 << UInt64(column) }
+                for column in 0..<row.width where cells[row.base + column] != nil { mask |= 1 << UInt64(column) }
                 if mask == 0 && !row.insertsBareRow { continue }
                 group = Group(table: row.table, mask: mask, wide: [], names: [])
             } else {
-                let columns = row.values.indices.filter { row.values[$0] != nil }
+                let columns = (0..<row.width).filter { cells[row.base + $0] != nil }
                 if columns.isEmpty && !row.insertsBareRow { continue }
                 group = Group(table: row.table, mask: 0, wide: columns, names: [])
             }
@@ -241,12 +268,12 @@ struct PostgresBatch {
             let members = groups[group]!
             // A row's value of the group's `n`th column.
             func value(_ row: Row, _ n: Int) -> AttributeValue {
-                table.takesAnyColumn ? row.named[names[n]]! : row.values[groupColumns[n]]!
+                table.takesAnyColumn ? row.named[names[n]]! : cells[row.base + groupColumns[n]]!
             }
             let conflict = " ON CONFLICT (\(pk)) DO " + (names.isEmpty ? "NOTHING"
                 : "UPDATE SET " + names.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
             let columnList = ([PostgresMirrorSchema.keyColumn] + names).map(PostgresMirrorSchema.quote).joined(separator: ", ")
-            if !table.takesAnyColumn, let arrays = Self.columnArrays(members, of: rowList, table: table, columns: groupColumns) {
+            if !table.takesAnyColumn, let arrays = Self.columnArrays(members, of: rowList, cells: cells, table: table, columns: groupColumns) {
                 // One array per column: a short statement, whatever the batch's size.
                 var binds = PostgresBindings(capacity: arrays.count)
                 for array in arrays { try binds.append(array) }
@@ -289,14 +316,14 @@ struct PostgresBatch {
 
     /// The group's columns (positions in `table`) as typed arrays, keys first, or nil when a
     /// value's kind does not fit its column's type (the group then binds its values one by one).
-    private static func columnArrays(_ members: [Int], of rows: [Row], table: PostgresMirrorSchema.Table, columns: [Int]) -> [PostgresColumnArray]? {
+    private static func columnArrays(_ members: [Int], of rows: [Row], cells: [AttributeValue?], table: PostgresMirrorSchema.Table, columns: [Int]) -> [PostgresColumnArray]? {
         var keyArray = PostgresColumnArray(columnType: "bigint")!
         for member in members { _ = keyArray.append(.integer(rows[member].key.key)) }
         var arrays = [keyArray]
         for column in columns {
             guard var array = PostgresColumnArray(columnType: table.columns[column].type) else { return nil }
             for member in members {
-                guard array.append(rows[member].values[column]!) else { return nil }
+                guard array.append(cells[rows[member].base + column]!) else { return nil }
             }
             arrays.append(array)
         }
