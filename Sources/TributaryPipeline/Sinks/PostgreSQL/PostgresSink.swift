@@ -176,6 +176,14 @@ public final class PostgresSink: Sink {
     /// Runs `statements` and the checkpoint update in one transaction.
     private func apply(_ statements: [PostgresQuery], through position: StreamPosition, entity: String?, on connection: PostgresConnection) async throws {
         do {
+            if statements.count == 1 {
+                // One statement, the batch's in a data-modifying WITH (run to completion whether
+                // read or not) before the position's update: one round trip, in the implicit
+                // transaction of a single statement. The update returns no rows, so an error of
+                // either part ends the query itself (the rows of a SELECT would come later).
+                try await connection.query(withPosition(statements[0], position, entity: entity), logger: logger)
+                return
+            }
             try await connection.query("BEGIN", logger: logger)
             for statement in statements { try await connection.query(statement, logger: logger) }
             try await connection.query(checkpointQuery(position, entity: entity), logger: logger)
@@ -189,18 +197,33 @@ public final class PostgresSink: Sink {
         }
     }
 
+    /// `statement` and the position's update as one statement.
+    private func withPosition(_ statement: PostgresQuery, _ position: StreamPosition, entity: String?) -> PostgresQuery {
+        var binds = statement.binds
+        let sql = checkpointSQL(position, entity: entity, into: &binds)
+        return PostgresQuery(unsafeSQL: "WITH applied AS (\(statement.sql)) \(sql)", binds: binds)
+    }
+
     private func checkpointQuery(_ position: StreamPosition, entity: String?) -> PostgresQuery {
-        guard let schema, let context else { preconditionFailure("open the sink first") }
         var binds = PostgresBindings(capacity: 6)
+        let sql = checkpointSQL(position, entity: entity, into: &binds)
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// The position's upsert, its parameters appended to `binds` (numbered after those already there).
+    private func checkpointSQL(_ position: StreamPosition, entity: String?, into binds: inout PostgresBindings) -> String {
+        guard let schema, let context else { preconditionFailure("open the sink first") }
+        let first = binds.count + 1
         binds.append(context.pipeline)
         binds.append(context.storeID)
         binds.append(position.token)
         binds.append(Int32(clamping: position.index))
         binds.append(position.isSnapshot)
         binds.append(entity)
-        return PostgresQuery(unsafeSQL: "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) (pipeline, store_id, token, \"index\", snapshot, entity, updated_at) "
-                             + "VALUES ($1, $2, $3, $4, $5, $6, now()) ON CONFLICT (pipeline) DO UPDATE SET store_id = EXCLUDED.store_id, token = EXCLUDED.token, "
-                             + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, entity = EXCLUDED.entity, updated_at = EXCLUDED.updated_at", binds: binds)
+        let values = (first..<first + 6).map { "$\($0)" }.joined(separator: ", ")
+        return "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) (pipeline, store_id, token, \"index\", snapshot, entity, updated_at) "
+            + "VALUES (\(values), now()) ON CONFLICT (pipeline) DO UPDATE SET store_id = EXCLUDED.store_id, token = EXCLUDED.token, "
+            + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, entity = EXCLUDED.entity, updated_at = EXCLUDED.updated_at"
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
