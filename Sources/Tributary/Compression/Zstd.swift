@@ -11,12 +11,12 @@ enum Zstd {
     /// Contexts kept beyond this are freed.
     private static let pooled = 8
 
-    /// `data` compressed as one zstd frame with its content size.
+    /// The bytes of `data` compressed as one zstd frame with its content size.
     static func compress(_ data: [UInt8], level: Int32 = 3) throws -> [UInt8] {
         try data.withUnsafeBytes { try compress($0, level: level) }
     }
 
-    /// `data` compressed as one zstd frame with its content size.
+    /// The bytes `data` points to compressed as one zstd frame with its content size.
     static func compress(_ data: UnsafeRawBufferPointer, level: Int32 = 3) throws -> [UInt8] {
         let context = try take(compressors) { ZSTD_createCCtx() }
         defer { give(context, to: compressors) { _ = ZSTD_freeCCtx($0) } }
@@ -42,8 +42,9 @@ enum Zstd {
             let start = frames.baseAddress! + offset
             let frameSize = ZSTD_getFrameContentSize(start, frames.count - offset)
             let compressed = ZSTD_findFrameCompressedSize(start, frames.count - offset)
-            // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values.
-            guard frameSize < UInt64.max - 1, ZSTD_isError(compressed) == 0, compressed > 0 else { throw damaged }
+            // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values; a
+            // record's frames are far smaller than 4 GiB, and their sum is checked below.
+            guard frameSize < 1 << 32, ZSTD_isError(compressed) == 0, compressed > 0 else { throw damaged }
             size += frameSize
             offset += compressed
         }

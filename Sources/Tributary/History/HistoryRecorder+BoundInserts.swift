@@ -99,10 +99,7 @@ extension HistoryRecorder {
         case .bool(let b) where slot.type == .bool:
             out.byte(b ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
         case .uuid where slot.type == .uuid, .data where slot.type == .binary:
-            var encoded = ByteWriter()
-            encoded.value(value.pointee) { _ in 0 }
-            out.reserve(encoded.bytes.count + 24)
-            encoded.bytes.withUnsafeBytes { out.bytes($0.baseAddress!, count: $0.count) }
+            writeRare(value.pointee, into: &out)
         default:
             return false
         }

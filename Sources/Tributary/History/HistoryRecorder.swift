@@ -8,8 +8,11 @@ import Foundation
 /// back together.
 ///
 /// The common case — each object changed once in a transaction — is encoded
-/// straight from SQLite's values into the payload buffer. An object changed a
-/// second time is decoded, merged (``HistoryRecorder+Coalescing``) and re-encoded.
+/// straight from SQLite's values (or, for batch inserts, from the values bound:
+/// ``HistoryRecorder+BoundInserts``) through a scratch buffer into the payload
+/// body; a large body is compressed in chunks meanwhile (``HistoryChunkCompressor``).
+/// An object changed a second time is decoded, merged (``HistoryRecorder+Coalescing``)
+/// and re-encoded.
 // @unchecked Sendable: used only by the writer connection's owner, under the writer lock.
 final class HistoryRecorder: @unchecked Sendable {
     /// How one table's columns map to properties.
@@ -396,12 +399,17 @@ final class HistoryRecorder: @unchecked Sendable {
             out.byte(Tag.date.rawValue)
             out.double(sqlite3_value_double(v))
         case .uuid, .binary:
-            // Rare types go through AttributeValue (they hold no object IDs, so no names are interned).
-            var encoded = ByteWriter()
-            encoded.value(read(db, column: column, old: old, as: type)) { _ in 0 }
-            out.reserve(encoded.bytes.count + 24)
-            encoded.bytes.withUnsafeBytes { out.bytes($0.baseAddress!, count: $0.count) }
+            writeRare(read(db, column: column, old: old, as: type), into: &out)
         }
+    }
+
+    /// Writes a UUID or bytes value through ``ByteWriter`` (rare types; they hold no object
+    /// IDs, so no names are interned), with room for the next value's fixed part after it.
+    static func writeRare(_ value: AttributeValue, into out: inout RowWriter) {
+        var encoded = ByteWriter()
+        encoded.value(value) { _ in 0 }
+        out.reserve(encoded.bytes.count + 24)
+        encoded.bytes.withUnsafeBytes { out.bytes($0.baseAddress!, count: $0.count) }
     }
 
     private static func writeKey(_ db: OpaquePointer, column: Int, old: Bool, destination: Int, into out: inout RowWriter) {

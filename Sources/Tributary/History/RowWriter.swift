@@ -4,8 +4,10 @@ import Foundation
 /// it to the transaction's payload: plain stores through a pointer, with room
 /// made once per value instead of an `Array` uniqueness and capacity check per byte.
 ///
-/// The owner allocates it once, empties it per row and frees it when done;
-/// every write must follow a `reserve` large enough for it. The bytes are
+/// Its memory grows on demand (`reserve`) and is reused row after row; the owner
+/// keeps one (a copy whose `reserve` grew it must be given back, as the old
+/// pointer is gone) and frees it when done. Every write must follow a `reserve`
+/// large enough for it. The bytes are
 /// those of ``ByteWriter`` (same varints and doubles).
 ///
 /// ```swift

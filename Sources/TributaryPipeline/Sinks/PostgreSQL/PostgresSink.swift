@@ -19,8 +19,9 @@ import TributaryStreams
 /// earlier commit durable too (the WAL is flushed in order). So the runtime commits its
 /// consumer only past what the server holds durably, as the sink protocol asks, and a batch
 /// costs no flush of its own (the flush was a tenth to a quarter of a batch's time). The sink
-/// keeps the records committed since the last flush: if the server lost them (a reconnect
-/// finds the position behind), it applies them again before anything else.
+/// keeps the records committed since the last flush, and every new connection is made safe
+/// before use: records the server no longer holds (lost with its machine) are applied again,
+/// then the position is flushed (a commit whose answer was lost may have landed).
 ///
 /// Failures: a lost or refused connection, and server errors other than bad data, are
 /// `sinkUnavailable` (the runtime retries with backoff; the sink reconnects and reads its
@@ -49,7 +50,8 @@ public final class PostgresSink: Sink {
     private var schema: PostgresMirrorSchema?
     private var connection: PostgresConnection?
     private var nextConnectionID = 1
-    /// The position the checkpoint table holds.
+    /// The position of the last batch committed (read back from the checkpoint table on every
+    /// new connection); it may be ahead of `durable`.
     private var applied: StreamPosition?
     /// The entity of the record at that position (for snapshots, which replace each entity's rows).
     private var appliedEntity: String?
@@ -57,6 +59,8 @@ public final class PostgresSink: Sink {
     private var durable: StreamPosition?
     /// Records committed since the last flush, in order: applied again if the server lost them.
     private var undurable: [StreamRecord] = []
+    /// Set by every new connection: ``ready()`` recovers before the connection is used.
+    private var needsRecovery = false
     /// Records kept unflushed before a batch flushes on its own (checkpoints usually come first).
     static let maximumUndurable = 100_000
 
@@ -82,22 +86,15 @@ public final class PostgresSink: Sink {
         password = try readPassword()
         self.context = context
         schema = PostgresMirrorSchema(model: context.model, schema: settings.schema, tables: settings.tables)
-        _ = try await connected()
-        // What a previous run committed may not be flushed yet: flush before saying it is held.
-        try await flush()
+        // The first connection is made safe like any reconnect: what a previous run committed
+        // may not be flushed yet, so it is flushed before the sink says it is held.
+        _ = try await ready()
         return applied
     }
 
     public func deliver(_ records: [StreamRecord]) async throws {
-        try await applyLost()
-        try await applyBatch(records)
-        if undurable.count >= Self.maximumUndurable { try await flush() }
-    }
-
-    /// Applies the records after the position in one transaction (one by one if PostgreSQL rejects it).
-    private func applyBatch(_ records: [StreamRecord]) async throws {
         guard let schema else { preconditionFailure("open the sink before delivering") }
-        let connection = try await connected()
+        let connection = try await ready()
         let pending = records.filter { applied == nil || $0.position > applied! }
         guard let last = pending.last else { return }
         do {
@@ -109,22 +106,52 @@ public final class PostgresSink: Sink {
         } catch let error as PSQLError where Self.isRejection(error) {
             try await applyOneByOne(pending, schema: schema)
         }
+        if undurable.count >= Self.maximumUndurable { try await commitDurably(on: try await ready()) }
     }
 
-    /// After a reconnect that found the position behind the records committed since the last
-    /// flush (the server lost them in a crash), applies those again.
-    private func applyLost() async throws {
-        _ = try await connected()
-        guard let last = undurable.last, applied.map({ $0 < last.position }) ?? true else { return }
+    /// The connection, made safe after every new connection (see ``recover(on:)``).
+    private func ready() async throws -> PostgresConnection {
+        var connection = try await connected()
+        while needsRecovery {
+            needsRecovery = false
+            do {
+                try await recover(on: connection)
+            } catch {
+                needsRecovery = true
+                throw error
+            }
+            // Recovery may itself have lost the connection and made another.
+            connection = try await connected()
+        }
+        return connection
+    }
+
+    /// After a new connection found the server's position (now `applied`): applies again the
+    /// records committed since the last flush that the server no longer holds (lost with its
+    /// machine), then flushes, so that whatever the server holds, including a commit whose
+    /// answer was lost, is durable before anything else is applied or reported. Records are
+    /// dropped from `undurable` only by that flush.
+    private func recover(on connection: PostgresConnection) async throws {
+        guard let schema else { preconditionFailure("open the sink first") }
         let lost = undurable.filter { applied == nil || $0.position > applied! }
-        undurable.removeAll { applied == nil || $0.position > applied! }
-        try await applyBatch(lost)
+        if let last = lost.last {
+            do {
+                let batch = try PostgresBatch(lost, schema: schema, clearing: clearing(lost))
+                try await apply(batch.statements, through: last.position, entity: last.entityName, on: connection)
+            } catch let error as PSQLError where Self.isRejection(error) {
+                // Not the current batch's fault: retried, never dead-lettered in its place.
+                throw TributaryError.sinkUnavailable(name, "PostgreSQL refused records it had committed before and lost (\(Self.describe(error)))",
+                                                     hint: "the mirror's tables changed while the server was down; fix them, and the pipeline retries")
+            }
+            applied = last.position
+            appliedEntity = last.entityName
+        }
+        try await commitDurably(on: connection)
     }
 
     /// Commits the position with the WAL flush, making every earlier commit durable.
-    private func flush() async throws {
+    private func commitDurably(on connection: PostgresConnection) async throws {
         guard let position = applied, durable != position else { return }
-        let connection = try await connected()
         do {
             try await connection.query("BEGIN", logger: logger)
             try await connection.query("SET LOCAL synchronous_commit TO on", logger: logger)
@@ -134,7 +161,7 @@ public final class PostgresSink: Sink {
             throw lost(error)
         }
         durable = position
-        undurable.removeAll()
+        undurable.removeAll { $0.position <= position }
     }
 
     /// Applies the records one at a time after a batch was rejected, so the good ones land;
@@ -142,7 +169,7 @@ public final class PostgresSink: Sink {
     private func applyOneByOne(_ records: [StreamRecord], schema: PostgresMirrorSchema) async throws {
         var refused: [(record: StreamRecord, reason: String)] = []
         for record in records {
-            let connection = try await connected()
+            let connection = try await ready()
             do {
                 let statements = try PostgresBatch([record], schema: schema, clearing: clearing([record])).statements
                 try await apply(statements, through: record.position, entity: record.entityName, on: connection)
@@ -159,8 +186,8 @@ public final class PostgresSink: Sink {
             applied = record.position
             appliedEntity = record.entityName
         }
-        // A rare path: made durable at once rather than kept for applying again.
-        try await flush()
+        // A rare path: made durable at once.
+        try await commitDurably(on: try await ready())
         guard let first = refused.first else { return }
         let more = refused.count > 1 ? " (and \(refused.count - 1) more: \(refused.dropFirst().map(\.record.eventID).joined(separator: ", ")))" : ""
         throw TributaryError.sinkRejected(name, "PostgreSQL refused record \(first.record.eventID) (\(first.record.operation.name) \(first.record.objectID)): \(first.reason)\(more)",
@@ -227,14 +254,14 @@ public final class PostgresSink: Sink {
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
-        try await applyLost()
+        let connection = try await ready()
         if applied.map({ $0 < position }) ?? true {
             // Records up to `position` were read and filtered out: remember that too. Within the
             // same snapshot the entity stays, so the snapshot's next record does not start its table over.
             appliedEntity = applied.map { $0.isSnapshot && position.isSnapshot && $0.token == position.token } == true ? appliedEntity : nil
             applied = position
         }
-        try await flush()
+        try await commitDurably(on: connection)
         return applied
     }
 
@@ -263,7 +290,7 @@ public final class PostgresSink: Sink {
             for statement in settings.createTables ? schema.createStatements() : [schema.checkpointTableStatement()] {
                 try await made.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
-            // Batches commit without waiting for the WAL flush; flush() waits (see the type's documentation).
+            // Batches commit without waiting for the WAL flush; commitDurably waits (see the type's documentation).
             try await made.query("SET synchronous_commit TO off", logger: logger)
             var binds = PostgresBindings()
             binds.append(context.pipeline)
@@ -293,6 +320,7 @@ public final class PostgresSink: Sink {
             throw Self.failure(error, sink: name, endpoint: settings.endpoint)
         }
         connection = made
+        needsRecovery = true
         return made
     }
 
