@@ -20,7 +20,7 @@ extension HistoryRecorder {
 
     /// The capture of `table` when its inserts can be recorded from bound values, else nil.
     func boundInsertCapture(table: String) -> Int? {
-        guard isEnabled, boundInserts, let index = captures.firstIndex(where: { $0.entity == table }), !captures[index].dataIndexes.contains(-1) else { return nil }
+        guard isEnabled, boundInserts, let index = captures.firstIndex(where: { $0.entity == table }), !captures[index].slots.contains(where: { $0.dataIndex < 0 }) else { return nil }
         return index
     }
 

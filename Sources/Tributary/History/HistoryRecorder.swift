@@ -28,12 +28,6 @@ final class HistoryRecorder: @unchecked Sendable {
         let cName: [CChar]
         /// The captured columns as plain values, for the hot loop.
         let slots: [Slot]
-        /// Per slot, its index among the table's data columns (``StoreSchema/Table/dataColumns``):
-        /// where a batch insert keeps the value it binds.
-        let dataIndexes: [Int]
-        /// Per slot, whether SQLite computes its value (a derived attribute's default): a batch
-        /// insert binds no value for it, so it is read from the row even for bound inserts.
-        let computed: [Bool]
     }
 
     /// A captured column: where it is and how to write it.
@@ -42,6 +36,12 @@ final class HistoryRecorder: @unchecked Sendable {
         let isToOne: Bool
         let type: AttributeType
         let excluded: Bool
+        /// Its index among the table's data columns (``StoreSchema/Table/dataColumns``): where a
+        /// batch insert keeps the value it binds; -1 when it is not one.
+        let dataIndex: Int
+        /// Whether SQLite computes its value (a derived attribute's default): a batch insert binds
+        /// no value for it, so it is read from the row even for bound inserts.
+        let computed: Bool
     }
 
     /// A join table's two sides: (entity, relationship, destination) seen from the `src` row and from the `dst` row.
@@ -113,18 +113,17 @@ final class HistoryRecorder: @unchecked Sendable {
     @exclusivity(unchecked) private var plans: [ContiguousArray<PlannedSlot>] = []
     @exclusivity(unchecked) private var entityNameIDs: [Int] = []
 
-    /// A captured column ready for the hot loop: where it is, how to write it, and its names in this transaction.
+    /// A captured column ready for the hot loop: the slot and its names in this transaction.
     struct PlannedSlot {
-        let column: Int32
-        /// Index among the table's data columns.
-        let dataIndex: Int
-        /// Whether SQLite computes the value (``TableCapture/computed``).
-        let computed: Bool
-        let isToOne: Bool
-        let excluded: Bool
-        let type: AttributeType
+        let slot: Slot
         let name: Int
         let destination: Int
+        var column: Int32 { slot.column }
+        var isToOne: Bool { slot.isToOne }
+        var excluded: Bool { slot.excluded }
+        var type: AttributeType { slot.type }
+        var dataIndex: Int { slot.dataIndex }
+        var computed: Bool { slot.computed }
     }
 
     deinit {
@@ -158,19 +157,17 @@ final class HistoryRecorder: @unchecked Sendable {
             captureByName[name] = captures.count
             let slots = columns.enumerated().compactMap { column, kind -> Slot? in
                 switch kind {
-                case .ignored: return nil
-                case .attribute(_, let type, let excluded): return Slot(column: Int32(column), isToOne: false, type: type, excluded: excluded)
-                case .toOne: return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false)
+                case .ignored:
+                    return nil
+                case .attribute(let name, let type, let excluded):
+                    let dataIndex = table.columnIndex[name] ?? -1
+                    let computed = dataIndex >= 0 && dataIndex < table.attributes.count && !table.attributes[dataIndex].isBoundByInserts
+                    return Slot(column: Int32(column), isToOne: false, type: type, excluded: excluded, dataIndex: dataIndex, computed: computed)
+                case .toOne(let name, _):
+                    return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false, dataIndex: table.columnIndex[name] ?? -1, computed: false)
                 }
             }
-            let dataIndexes = slots.map { slot -> Int in
-                switch columns[Int(slot.column)] {
-                case .attribute(let name, _, _), .toOne(let name, _): return table.columnIndex[name] ?? -1
-                case .ignored: return -1
-                }
-            }
-            let computed = dataIndexes.map { $0 >= 0 && $0 < table.attributes.count && !table.attributes[$0].isBoundByInserts }
-            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots, dataIndexes: dataIndexes, computed: computed))
+            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots))
             for relationship in table.entity.relationships {
                 if case .joinTable(let joinTable, "src", _) = table.storage[relationship.name]! {
                     joinByName[joinTable] = joins.count
@@ -278,7 +275,7 @@ final class HistoryRecorder: @unchecked Sendable {
         let capture = captures[index]
         entityNameIDs[index] = names.intern(capture.entity)
         var plan = ContiguousArray<PlannedSlot>()
-        for (i, slot) in capture.slots.enumerated() {
+        for slot in capture.slots {
             var name = -1, destination = -1
             switch capture.columns[Int(slot.column)] {
             case .ignored: break
@@ -287,7 +284,7 @@ final class HistoryRecorder: @unchecked Sendable {
                 name = names.intern(n)
                 destination = names.intern(d)
             }
-            plan.append(PlannedSlot(column: slot.column, dataIndex: capture.dataIndexes[i], computed: capture.computed[i], isToOne: slot.isToOne, excluded: slot.excluded, type: slot.type, name: name, destination: destination))
+            plan.append(PlannedSlot(slot: slot, name: name, destination: destination))
         }
         plans[index] = plan
     }
