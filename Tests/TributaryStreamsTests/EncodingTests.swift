@@ -94,6 +94,22 @@ import Tributary
         #expect(throws: TributaryError.self) { try StreamPosition(parsing: "7") }
     }
 
+    /// The bytes sinks write for event IDs are the IDs' text, across stores, tokens, snapshot reads and zero.
+    @Test func eventIDWriterWritesTheEventIDs() throws {
+        let other = UUID(uuidString: "00000000-0000-0000-0000-0000000000AB")!
+        var records = [Self.insert, Self.update, Self.delete, Self.read, Self.record(.create, [], index: 0, token: 0),
+                       Self.record(.create, [], index: 123_456, token: Int64.max)]
+        var elsewhere = Self.update
+        elsewhere.storeID = other
+        records.insert(elsewhere, at: 2)
+        var writer = EventIDWriter()
+        for record in records {
+            var bytes: [UInt8] = Array("x".utf8)
+            writer.append(record, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x" + record.eventID)
+        }
+    }
+
     /// Every encoding reads back to the same change for replay.
     @Test func encodingsReadBackForReplay() throws {
         let model = try StreamFixtures.blogModel()

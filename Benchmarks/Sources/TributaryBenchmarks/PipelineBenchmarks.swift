@@ -89,22 +89,77 @@ enum PipelineBenchmarks {
         }
     }
 
-    /// `sink_http_vs_bulk`: the webhook pipeline (batches of 1,000) against the endpoint's raw
-    /// request rate: the same number of POSTs of the same size, sent one after another through
-    /// the same HTTP client (AsyncHTTPClient's shared client) without Tributary.
+    /// Changes for the HTTP sink's throughput: 1,000,000 (the figure), or `TRIBUTARY_BENCH_HTTP_ROWS`.
+    static let httpRows = ProcessInfo.processInfo.environment["TRIBUTARY_BENCH_HTTP_ROWS"].flatMap { Int($0) } ?? 1_000_000
+
+    /// Wall-clock and CPU seconds (every thread of the process: client, event loop, endpoint) of one run.
+    struct Cost {
+        var wall = Double.infinity
+        var cpu = 0.0
+    }
+
+    /// Runs `body`, keeping its cost in `best` when its wall-clock time is the best so far; returns the wall-clock time.
+    static func costed(_ best: inout Cost, _ body: () throws -> Double) rethrows -> Double {
+        let before = processCPUSeconds()
+        let wall = try body()
+        if wall < best.wall { best = Cost(wall: wall, cpu: processCPUSeconds() - before) }
+        return wall
+    }
+
+    /// User and system CPU seconds of this process so far.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// The records the pipeline delivers for `store`'s history, made as the runner makes them.
+    static func records(store: String) throws -> [StreamRecord] {
+        let coordinator = try TributaryBench.open(store, history: true)
+        let storeID = coordinator.persistentStores[0].identifier
+        var records: [StreamRecord] = []
+        try coordinator.enumerateHistoryChanges(.fetchHistory(after: nil)) { view in
+            let change = try view.copy()
+            records.append(StreamRecord(position: StreamPosition(token: view.token.value, index: view.index), storeID: storeID, timestamp: view.timestamp,
+                                        author: view.author, contextName: view.contextName, operation: StreamOperation(view.changeType),
+                                        objectID: change.changedObjectID, properties: change.properties))
+        }
+        return records
+    }
+
+    /// `sink_http_vs_bulk` and `sink_http_vs_direct`: the webhook pipeline (history → runner →
+    /// HTTP sink, batches of 1,000) over `httpRows` inserted posts, against two baselines
+    /// interleaved with it, all posting to the same endpoint through the same client
+    /// (AsyncHTTPClient's shared client):
+    ///
+    /// - the issue's: the endpoint's raw request rate, the same number of POSTs of the same
+    ///   size (bodies of spaces, ready before the clock starts), one after another;
+    /// - the sink's own path: the same records, made in memory before the clock starts,
+    ///   delivered by an HTTP sink in the same batches (encoding and posting, without history
+    ///   or the runner), as the FTS figure's baseline does the index's own work on the same text.
+    ///
+    /// Each side's CPU time (all threads, the endpoint's included) is reported per change.
     static func httpVsBulk() throws -> [Measurement] {
         try Harness.withDirectory { dir in
             let store = dir.appendingPathComponent("s.sqlite").path
-            _ = try TributaryBench.insertPosts(at: store, history: true)
+            let rows = httpRows
+            _ = try TributaryBench.insertPosts(at: store, rows: rows, history: true)
+            let records = try Self.records(store: store)
+            precondition(records.count == rows, "one record per inserted post")
+            let coordinator = try TributaryBench.open(store, history: true)
+            let context = SinkContext(pipeline: "direct", storeID: coordinator.persistentStores[0].identifier, model: coordinator.persistentStores[0].model)
             let server = BenchHTTPServer()
             defer { server.stop() }
             var round = 0
             var requests = 0, bytes = 0
-            let times = try Harness.interleaved([
+            var pipeline = Cost(), raw = Cost(), direct = Cost()
+            _ = try Harness.interleaved([
                 {
                     round += 1
                     let before = server.state.withLock { ($0.requests, $0.bytes) }
-                    let seconds = try runPipeline("name: http\(round)\nsource: {store: s}\nsinks:\n  - type: http\n    url: \(server.url)\n    batch_size: 1000\ncheckpoint: {records: 10000, seconds: 1h}\n", store: store)
+                    let seconds = try costed(&pipeline) {
+                        try runPipeline("name: http\(round)\nsource: {store: s}\nsinks:\n  - type: http\n    url: \(server.url)\n    batch_size: 1000\ncheckpoint: {records: 10000, seconds: 1h}\n", store: store)
+                    }
                     let after = server.state.withLock { ($0.requests, $0.bytes) }
                     requests = after.0 - before.0
                     bytes = after.1 - before.1
@@ -113,28 +168,65 @@ enum PipelineBenchmarks {
                 {
                     let count = max(1, requests), size = max(1, bytes / max(1, requests))
                     let url = server.url
-                    return try blocking {
-                        let body = ByteBuffer(repeating: 0x20, count: size)
-                        let clock = ContinuousClock()
-                        let start = clock.now
-                        for i in 0..<count {
-                            var request = HTTPClientRequest(url: url.absoluteString)
-                            request.method = .POST
-                            request.headers.add(name: "Content-Type", value: "application/json")
-                            request.headers.add(name: "Idempotency-Key", value: "bulk-\(i)")
-                            request.body = .bytes(body)
-                            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-                            _ = try await response.body.collect(upTo: 1 << 20)
+                    let body = ByteBuffer(repeating: 0x20, count: size)
+                    return try costed(&raw) {
+                        try blocking {
+                            let clock = ContinuousClock()
+                            let start = clock.now
+                            for i in 0..<count {
+                                var request = HTTPClientRequest(url: url.absoluteString)
+                                request.method = .POST
+                                request.headers.add(name: "Content-Type", value: "application/json")
+                                request.headers.add(name: "Idempotency-Key", value: "bulk-\(i)")
+                                request.body = .bytes(body)
+                                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                                _ = try await response.body.collect(upTo: 1 << 20)
+                            }
+                            return Self.seconds(clock.now - start)
                         }
-                        let d = clock.now - start
-                        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
                     }
                 },
+                {
+                    let before = server.state.withLock { $0.bytes }
+                    let url = server.url
+                    let seconds = try costed(&direct) {
+                        try blocking {
+                            let sink = HTTPSink(name: "direct", url: url)
+                            let clock = ContinuousClock()
+                            let start = clock.now
+                            _ = try await sink.open(context)
+                            var i = 0
+                            while i < records.count {
+                                let end = min(records.count, i + 1000)
+                                try await sink.deliver(Array(records[i..<end]))
+                                i = end
+                            }
+                            _ = try await sink.checkpoint(through: records[records.count - 1].position)
+                            try await sink.close()
+                            return Self.seconds(clock.now - start)
+                        }
+                    }
+                    precondition(server.state.withLock { $0.bytes } - before == bytes, "the sink alone posts the pipeline's bodies")
+                    return seconds
+                },
             ])
-            return [Measurement(name: "sink_http_vs_bulk", value: times[1] / times[0], unit: "ratio", goal: ">= 0.5",
-                                details: [("changes", Workload.rows), ("requests", requests), ("bytes_per_request", bytes / max(1, requests)),
-                                          ("pipeline_changes_per_s", Double(Workload.rows) / times[0])])]
+            func perChange(_ cost: Cost) -> Double { (cost.cpu / Double(rows) * 1e7).rounded() / 10 }
+            let common: [(String, Any)] = [
+                ("changes", rows), ("requests", requests), ("bytes_per_request", bytes / max(1, requests)),
+                ("pipeline_changes_per_s", Double(rows) / pipeline.wall), ("pipeline_cpu_us_per_change", perChange(pipeline)),
+            ]
+            return [
+                Measurement(name: "sink_http_vs_bulk", value: raw.wall / pipeline.wall, unit: "ratio", goal: ">= 0.5",
+                            details: common + [("raw_changes_per_s", Double(rows) / raw.wall), ("raw_cpu_us_per_change", perChange(raw))]),
+                Measurement(name: "sink_http_vs_direct", value: direct.wall / pipeline.wall, unit: "ratio", goal: ">= 0.5",
+                            details: common + [("direct_changes_per_s", Double(rows) / direct.wall), ("direct_cpu_us_per_change", perChange(direct))]),
+            ]
         }
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// `sink_fts_latency_p99_ms` and `sink_http_latency_p99_ms`: 300 single-post commits, one

@@ -44,7 +44,7 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["replay_vs_batch_insert"], StreamBenchmarks.replayVsBatchInsert),
     (["export_peak_rss_mb", "replay_peak_rss_mb"], StreamBenchmarks.peakMemory),
     (["sink_fts_vs_bulk"], PipelineBenchmarks.ftsVsBulk),
-    (["sink_http_vs_bulk"], PipelineBenchmarks.httpVsBulk),
+    (["sink_http_vs_bulk", "sink_http_vs_direct"], PipelineBenchmarks.httpVsBulk),
     (["sink_fts_latency_p99_ms", "sink_http_latency_p99_ms"], PipelineBenchmarks.latency),
     (["sink_redis_vs_bulk"], RedisSinkBenchmarks.vsBulk),
     (["sink_redis_latency_p99_ms"], RedisSinkBenchmarks.latency),

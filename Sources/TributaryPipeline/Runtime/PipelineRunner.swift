@@ -73,6 +73,7 @@ public final class PipelineRunner {
     private var sinceCheckpoint = 0
     private var lastCheckpoint = Date()
     private var lastPrune = Date(timeIntervalSince1970: 0)
+    private var lagUpdated: ContinuousClock.Instant?
 
     /// A runner for `pipeline`, opening its store and making its sinks from their settings.
     public convenience init(pipeline: PipelineFile, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -216,6 +217,7 @@ public final class PipelineRunner {
         filter.after = PersistentHistoryToken(value: after, storeID: storeID)
         filter.through = current
         let limit = pipeline.checkpoint.records
+        read.records.reserveCapacity(min(limit, 1 << 16))
         do {
             try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
                 let position = StreamPosition(token: view.token.value, index: view.index)
@@ -241,7 +243,7 @@ public final class PipelineRunner {
     public func runOnce() async throws -> Step {
         try await openIfNeeded()
         var step = Step()
-        try updateLag()
+        try updateLag(force: false)
         var after = max(committed, readThrough)
         if let lastRead { after = max(after, lastRead.isSnapshot ? lastRead.token : lastRead.token - 1) }
         var read: Read
@@ -365,7 +367,7 @@ public final class PipelineRunner {
             committed = token
             moved = true
             metrics.checkpointed()
-            try updateLag()
+            try updateLag(force: completeThrough != nil)
         }
         sinceCheckpoint = 0
         lastCheckpoint = now()
@@ -376,10 +378,16 @@ public final class PipelineRunner {
         return moved
     }
 
-    /// Sets the lag gauges from the consumer's position.
-    private func updateLag() throws {
+    /// Sets the lag gauges from the consumer's position. Counting the lag reads every
+    /// transaction after the consumer's token, so while the pipeline works through a backlog
+    /// (`force` false) the gauges are set at most once a second; a checkpoint that caught up,
+    /// a failed attempt and ``finish()`` always set them.
+    private func updateLag(force: Bool = true) throws {
+        let clock = ContinuousClock.now
+        if !force, let lagUpdated, clock - lagUpdated < .seconds(1) { return }
         let consumer = try coordinator.historyConsumer(named: pipeline.source.consumer)
         metrics.lag(changes: try coordinator.historySize(after: consumer.token).changes, seconds: consumer.lagSeconds)
+        lagUpdated = clock
     }
 
     /// Opens a sink, retrying with backoff while its server is away (a pipeline started before
@@ -431,6 +439,7 @@ public final class PipelineRunner {
         prefetch = nil
         guard opened else { return }
         try await checkpoint()
+        try updateLag()
         if let prune = pipeline.prune {
             try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
             lastPrune = now()

@@ -27,7 +27,7 @@ public final class HTTPSink: Sink {
     private var encoder: any RecordEncoder
     private var token: String?
     private var opened = false
-    private var line: [UInt8] = []
+    private var eventIDs = EventIDWriter()
     private var body: [UInt8] = []
 
     /// A sink posting to `url`, `format` records, the bearer token read from the environment
@@ -76,14 +76,12 @@ public final class HTTPSink: Sink {
         body.removeAll(keepingCapacity: true)
         body += #"{"records":["#.utf8
         for (offset, record) in records.enumerated() {
-            line.removeAll(keepingCapacity: true)
-            encoder.encode(record, into: &line)
-            if line.last == 0x0A { line.removeLast() }
             if offset > 0 { body.append(0x2C) }
             body += #"{"id":""#.utf8
-            body += record.eventID.utf8
+            eventIDs.append(record, to: &body)   // hex digits, dashes and an `r`: nothing to escape
             body += #"","record":"#.utf8
-            body += line
+            encoder.encode(record, into: &body)
+            if body.last == 0x0A { body.removeLast() }
             body.append(0x7D)
         }
         body += "]}".utf8
