@@ -210,7 +210,7 @@ enum PipelineBenchmarks {
                     return seconds
                 },
             ])
-            func perChange(_ cost: Cost) -> Double { (cost.cpu / Double(rows) * 1e7).rounded() / 10 }
+            func perChange(_ cost: Cost) -> Double { (cost.cpu / Double(rows) * 1e8).rounded() / 100 }
             let common: [(String, Any)] = [
                 ("changes", rows), ("requests", requests), ("bytes_per_request", bytes / max(1, requests)),
                 ("pipeline_changes_per_s", Double(rows) / pipeline.wall), ("pipeline_cpu_us_per_change", perChange(pipeline)),

@@ -73,7 +73,8 @@ public final class PipelineRunner {
     private var sinceCheckpoint = 0
     private var lastCheckpoint = Date()
     private var lastPrune = Date(timeIntervalSince1970: 0)
-    private var lagUpdated: ContinuousClock.Instant?
+    /// When the lag gauges were last set, and how long counting took.
+    private var lagUpdated: (at: ContinuousClock.Instant, took: Duration)?
 
     /// A runner for `pipeline`, opening its store and making its sinks from their settings.
     public convenience init(pipeline: PipelineFile, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -380,14 +381,15 @@ public final class PipelineRunner {
 
     /// Sets the lag gauges from the consumer's position. Counting the lag reads every
     /// transaction after the consumer's token, so while the pipeline works through a backlog
-    /// (`force` false) the gauges are set at most once a second; a checkpoint that caught up,
-    /// a failed attempt and ``finish()`` always set them.
+    /// (`force` false) the gauges are set at most once a second, and less often when counting
+    /// takes long (at most a twentieth of the time goes to it); a checkpoint that caught up, a
+    /// failed attempt and ``finish()`` always set them.
     private func updateLag(force: Bool = true) throws {
-        let clock = ContinuousClock.now
-        if !force, let lagUpdated, clock - lagUpdated < .seconds(1) { return }
+        let started = ContinuousClock.now
+        if !force, let lagUpdated, started - lagUpdated.at < max(.seconds(1), lagUpdated.took * 20) { return }
         let consumer = try coordinator.historyConsumer(named: pipeline.source.consumer)
         metrics.lag(changes: try coordinator.historySize(after: consumer.token).changes, seconds: consumer.lagSeconds)
-        lagUpdated = clock
+        lagUpdated = (started, ContinuousClock.now - started)
     }
 
     /// Opens a sink, retrying with backoff while its server is away (a pipeline started before
