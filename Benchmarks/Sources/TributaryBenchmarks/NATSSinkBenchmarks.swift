@@ -23,17 +23,11 @@ enum NATSSinkBenchmarks {
 
     /// Reads `store`'s history and encodes it as the sink does (native records, the sink's headers).
     static func encode(store: String, pipeline: String) throws -> Encoded {
-        let coordinator = try TributaryBench.open(store, history: true)
-        let storeID = coordinator.persistentStores[0].identifier
         let settings = NATSSinkSettings(url: "nats://unused:1")
         var encoder = StreamFormat.native.makeEncoder()
         var encoded = Encoded()
         var line: [UInt8] = []
-        try coordinator.enumerateHistoryChanges(.fetchHistory(after: nil)) { view in
-            let change = try view.copy()
-            let record = StreamRecord(position: StreamPosition(token: view.token.value, index: view.index), storeID: storeID, timestamp: view.timestamp,
-                                      author: view.author, contextName: view.contextName, operation: StreamOperation(view.changeType),
-                                      objectID: change.changedObjectID, properties: change.properties)
+        for record in try PipelineBenchmarks.records(store: store) {
             line.removeAll(keepingCapacity: true)
             encoder.encode(record, into: &line)
             if line.last == 0x0A { line.removeLast() }
@@ -41,7 +35,7 @@ enum NATSSinkBenchmarks {
             encoded.ends.append(encoded.payload.count)
             encoded.subjects.append(settings.subject(for: record))
             encoded.headers.append([NATSSink.messageIDHeader: record.eventID, NATSSink.positionHeader: record.position.description,
-                                    NATSSink.storeHeader: storeID.lowercasedString, NATSSink.pipelineHeader: pipeline, NATSSink.formatHeader: "native"])
+                                    NATSSink.storeHeader: record.storeID.lowercasedString, NATSSink.pipelineHeader: pipeline, NATSSink.formatHeader: "native"])
         }
         return encoded
     }
