@@ -122,6 +122,39 @@ import TributaryStreams
         #expect(lines.count == 6 && lines.allSatisfy { $0.contains("HTTP 503") }, "each failure is reported")
     }
 
+    /// A retried batch is posted as the same bytes: Debezium numbers each entity's records in a
+    /// transaction, and re-encoding would carry the numbering on from the failed attempt.
+    @Test func retriedBatchesArePostedAsTheSameBytes() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 12, perTransaction: 12)
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        server.state.withLock { $0.unavailableLeft = 2 }
+        let runner = try self.runner("""
+            source: {store: s}
+            sinks:
+              - type: http
+                url: \(server.url)
+                format: debezium
+                batch_size: 5
+            retry: {initial: 100ms, max: 1s}
+            """, store: store, recorder: Recorder())
+        try await drain(runner)
+        let attempts = server.state.withLock { $0.attempts }
+        #expect(attempts.count == 5, "three batches, the first posted three times")
+        #expect(Set(attempts.map(\.key)).count == 3)
+        for attempt in attempts {
+            let same = attempt.body == attempts.first { $0.key == attempt.key }!.body
+            #expect(same, "every attempt of \(attempt.key) posts the same body")
+        }
+        let orders = server.state.withLock { $0.bodies }.flatMap { body -> [Int] in
+            let json = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+            return (json?["records"] as? [[String: Any]] ?? []).compactMap { (($0["record"] as? [String: Any])?["transaction"] as? [String: Any])?["data_collection_order"] as? Int }
+        }
+        #expect(orders == Array(1...12), "each post numbered once, in order")
+    }
+
     @Test func rejectedBatchesGoToTheDeadLettersWithTheResponse() async throws {
         let dir = TemporaryDirectory()
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))

@@ -13,6 +13,7 @@ import TributaryStreams
 /// through AsyncHTTPClient's shared client (SwiftNIO, keep-alive connections, TLS).
 ///
 /// The body: `{"records": [{"id": "…", "record": {…}}, …]}` with records in the chosen format.
+/// A batch delivered again after a failed attempt is posted as the same bytes.
 ///
 /// ```swift
 /// let sink = HTTPSink(name: "webhook", url: URL(string: "https://example.com/hook")!, bearerTokenEnvironment: "WEBHOOK_TOKEN")
@@ -29,6 +30,11 @@ public final class HTTPSink: Sink {
     private var opened = false
     private var eventIDs = EventIDWriter()
     private var body: [UInt8] = []
+    /// The last batch posted (its idempotency key, size and body): the same records delivered
+    /// again (a retry) are posted as the same bytes, since an encoder's state moves on
+    /// (Debezium numbers each entity's records in a transaction) and an endpoint may check
+    /// that a repeated key comes with the same body.
+    private var posted: (key: String, count: Int, body: ByteBuffer)?
 
     /// A sink posting to `url`, `format` records, the bearer token read from the environment
     /// variable or file named (never from the pipeline file).
@@ -73,24 +79,16 @@ public final class HTTPSink: Sink {
     public func deliver(_ records: [StreamRecord]) async throws {
         precondition(opened, "open the sink before delivering")
         guard !records.isEmpty else { return }
-        body.removeAll(keepingCapacity: true)
-        body += #"{"records":["#.utf8
-        for (offset, record) in records.enumerated() {
-            if offset > 0 { body.append(0x2C) }
-            body += #"{"id":""#.utf8
-            eventIDs.append(record, to: &body)   // hex digits, dashes and an `r`: nothing to escape
-            body += #"","record":"#.utf8
-            encoder.encode(record, into: &body)
-            if body.last == 0x0A { body.removeLast() }
-            body.append(0x7D)
+        let key = Self.idempotencyKey(records)
+        if posted.map({ $0.key != key || $0.count != records.count }) ?? true {
+            posted = (key, records.count, encode(records))
         }
-        body += "]}".utf8
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(records))
+        request.headers.add(name: "Idempotency-Key", value: key)
         if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
-        request.body = .bytes(ByteBuffer(bytes: body))
+        request.body = .bytes(posted!.body)
         let status: Int, answer: ByteBuffer
         do {
             let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
@@ -105,6 +103,23 @@ public final class HTTPSink: Sink {
             throw TributaryError.sinkUnavailable(name, "HTTP \(status) from \(Self.describe(url))")
         }
         throw TributaryError.sinkRejected(name, "HTTP \(status) from \(Self.describe(url)): \(text)", hint: "the endpoint refused the batch; see its response")
+    }
+
+    /// The body of a batch: `{"records":[{"id":…,"record":…},…]}`.
+    private func encode(_ records: [StreamRecord]) -> ByteBuffer {
+        body.removeAll(keepingCapacity: true)
+        body += #"{"records":["#.utf8
+        for (offset, record) in records.enumerated() {
+            if offset > 0 { body.append(0x2C) }
+            body += #"{"id":""#.utf8
+            eventIDs.append(record, to: &body)   // hex digits, dashes and an `r`: nothing to escape
+            body += #"","record":"#.utf8
+            encoder.encode(record, into: &body)
+            if body.last == 0x0A { body.removeLast() }
+            body.append(0x7D)
+        }
+        body += "]}".utf8
+        return ByteBuffer(bytes: body)
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? { position }

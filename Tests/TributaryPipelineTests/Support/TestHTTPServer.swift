@@ -16,6 +16,8 @@ final class TestHTTPServer: Sendable {
         var unavailableLeft = 0
         var rejectAll = false
         var bodies: [String] = []
+        /// Every request's idempotency key and body, refused ones included.
+        var attempts: [(key: String, body: [UInt8])] = []
     }
 
     let state = Mutex(State())
@@ -97,6 +99,7 @@ final class TestHTTPServer: Sendable {
     private func handle(headers: [String: String], body: [UInt8]) -> (Int, String) {
         state.withLock { state in
             state.requests += 1
+            state.attempts.append((headers["idempotency-key"] ?? "", body))
             if let authorization = headers["authorization"] { state.authorizations.insert(authorization) }
             if state.rejectAll { return (400, #"{"error":"the endpoint refuses this batch"}"#) }
             if state.unavailableLeft > 0 {
