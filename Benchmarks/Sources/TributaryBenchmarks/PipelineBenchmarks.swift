@@ -134,9 +134,9 @@ enum PipelineBenchmarks {
     ///
     /// - the issue's: the endpoint's raw request rate, the same number of POSTs of the same
     ///   size (bodies of spaces, ready before the clock starts), one after another;
-    /// - the sink's own path: the same records, made in memory before the clock starts,
-    ///   delivered by an HTTP sink in the same batches (encoding and posting, without history
-    ///   or the runner), as the FTS figure's baseline does the index's own work on the same text.
+    /// - the sink's own path: the same records, made in memory in the same batches before the
+    ///   clock starts, delivered by an HTTP sink (encoding and posting, without history or the
+    ///   runner), as the FTS figure's baseline does the index's own work on the same text.
     ///
     /// Each side's CPU time (all threads, the endpoint's included) is reported per change.
     static func httpVsBulk() throws -> [Measurement] {
@@ -146,6 +146,7 @@ enum PipelineBenchmarks {
             _ = try TributaryBench.insertPosts(at: store, rows: rows, history: true)
             let records = try Self.records(store: store)
             precondition(records.count == rows, "one record per inserted post")
+            let batches = stride(from: 0, to: rows, by: 1000).map { Array(records[$0..<min(rows, $0 + 1000)]) }
             let coordinator = try TributaryBench.open(store, history: true)
             let context = SinkContext(pipeline: "direct", storeID: coordinator.persistentStores[0].identifier, model: coordinator.persistentStores[0].model)
             let server = BenchHTTPServer()
@@ -195,12 +196,7 @@ enum PipelineBenchmarks {
                             let clock = ContinuousClock()
                             let start = clock.now
                             _ = try await sink.open(context)
-                            var i = 0
-                            while i < records.count {
-                                let end = min(records.count, i + 1000)
-                                try await sink.deliver(Array(records[i..<end]))
-                                i = end
-                            }
+                            for batch in batches { try await sink.deliver(batch) }
                             _ = try await sink.checkpoint(through: records[records.count - 1].position)
                             try await sink.close()
                             return Self.seconds(clock.now - start)

@@ -370,14 +370,20 @@ struct ByteReader {
         return bytes[offset..<offset + n]
     }
 
+    /// Text (repaired if not UTF-8, as SQLite may hold), read where it lies.
     mutating func string() throws -> String {
-        String(decoding: try take(try count()), as: UTF8.self)
+        let n = try count()
+        guard offset + n <= bytes.count else { throw HistoryPayload.damaged() }
+        defer { offset += n }
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[offset..<(offset + n)]), as: UTF8.self) }
     }
 
+    /// A little-endian double, read where it lies.
     mutating func double() throws -> Double {
-        var bits: UInt64 = 0
-        for (i, b) in try take(8).enumerated() { bits |= UInt64(b) << (UInt64(i) * 8) }
-        return Double(bitPattern: bits)
+        guard offset + 8 <= bytes.count else { throw HistoryPayload.damaged() }
+        defer { offset += 8 }
+        let bits = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+        return Double(bitPattern: UInt64(littleEndian: bits))
     }
 
     mutating func value(storeID: UUID, names: [String]) throws -> AttributeValue {

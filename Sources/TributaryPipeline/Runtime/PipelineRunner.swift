@@ -229,7 +229,11 @@ public final class PipelineRunner {
                                           operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: change.properties)
                 read.read += 1
                 read.newestRead = position
-                if let kept = try transform(record, by: pipeline.transforms) { read.records.append(kept) }
+                if pipeline.transforms.isEmpty {
+                    read.records.append(record)
+                } else if let kept = try transform(record, by: pipeline.transforms) {
+                    read.records.append(kept)
+                }
             }
         } catch is EnoughRead {
             read.caughtUp = false
