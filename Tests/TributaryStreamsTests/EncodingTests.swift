@@ -98,7 +98,8 @@ import Tributary
     @Test func eventIDWriterWritesTheEventIDs() throws {
         let other = UUID(uuidString: "00000000-0000-0000-0000-0000000000AB")!
         var records = [Self.insert, Self.update, Self.delete, Self.read, Self.record(.create, [], index: 0, token: 0),
-                       Self.record(.create, [], index: 123_456, token: Int64.max)]
+                       Self.record(.create, [], index: 123_456, token: Int64.max), Self.record(.create, [], index: 1, token: -5),
+                       Self.record(.create, [], index: 2, token: Int64.min)]
         var elsewhere = Self.update
         elsewhere.storeID = other
         records.insert(elsewhere, at: 2)

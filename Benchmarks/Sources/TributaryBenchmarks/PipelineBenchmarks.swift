@@ -36,8 +36,7 @@ enum PipelineBenchmarks {
             let start = clock.now
             while try await !runner.runOnce().caughtUp {}
             try await runner.finish()
-            let d = clock.now - start
-            return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+            return Self.seconds(clock.now - start)
         }
     }
 
@@ -134,7 +133,7 @@ enum PipelineBenchmarks {
     ///
     /// - the issue's: the endpoint's raw request rate, the same number of POSTs of the same
     ///   size (bodies of spaces, ready before the clock starts), one after another;
-    /// - the sink's own path: the same records, made in memory in the same batches before the
+    /// - the sink's own path (what history and the runner cost on top of the sink): the same records, made in memory in the same batches before the
     ///   clock starts, delivered by an HTTP sink (encoding and posting, without history or the
     ///   runner), as the FTS figure's baseline does the index's own work on the same text.
     ///

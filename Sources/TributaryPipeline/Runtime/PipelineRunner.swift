@@ -218,7 +218,7 @@ public final class PipelineRunner {
         filter.after = PersistentHistoryToken(value: after, storeID: storeID)
         filter.through = current
         let limit = pipeline.checkpoint.records
-        read.records.reserveCapacity(min(limit, 1 << 16))
+        read.records.reserveCapacity(min(limit, 4_096))
         do {
             try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
                 let position = StreamPosition(token: view.token.value, index: view.index)
@@ -230,7 +230,7 @@ public final class PipelineRunner {
                 read.read += 1
                 read.newestRead = position
                 if pipeline.transforms.isEmpty {
-                    read.records.append(record)
+                    read.records.append(record)   // moved in, not copied through transform(_:by:)
                 } else if let kept = try transform(record, by: pipeline.transforms) {
                     read.records.append(kept)
                 }
@@ -385,9 +385,9 @@ public final class PipelineRunner {
 
     /// Sets the lag gauges from the consumer's position. Counting the lag reads every
     /// transaction after the consumer's token, so while the pipeline works through a backlog
-    /// (`force` false) the gauges are set at most once a second, and less often when counting
-    /// takes long (at most a twentieth of the time goes to it); a checkpoint that caught up, a
-    /// failed attempt and ``finish()`` always set them.
+    /// (`force` false) the gauges are set at most once a second of wall time, and less often
+    /// when counting takes long (at most a twentieth of the time goes to it); a checkpoint that
+    /// caught up, an attempt that will be retried and ``finish()`` always set them.
     private func updateLag(force: Bool = true) throws {
         let started = ContinuousClock.now
         if !force, let lagUpdated, started - lagUpdated.at < max(.seconds(1), lagUpdated.took * 20) { return }
@@ -445,7 +445,7 @@ public final class PipelineRunner {
         prefetch = nil
         guard opened else { return }
         try await checkpoint()
-        try updateLag()
+        try? updateLag()   // the gauges only: a failure here must not keep the sinks open
         if let prune = pipeline.prune {
             try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
             lastPrune = now()

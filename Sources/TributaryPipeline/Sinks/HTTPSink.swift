@@ -13,7 +13,7 @@ import TributaryStreams
 /// through AsyncHTTPClient's shared client (SwiftNIO, keep-alive connections, TLS).
 ///
 /// The body: `{"records": [{"id": "…", "record": {…}}, …]}` with records in the chosen format.
-/// A batch delivered again after a failed attempt is posted as the same bytes.
+/// A batch delivered again right after a failed attempt is posted as the same bytes.
 ///
 /// ```swift
 /// let sink = HTTPSink(name: "webhook", url: URL(string: "https://example.com/hook")!, bearerTokenEnvironment: "WEBHOOK_TOKEN")
@@ -30,8 +30,8 @@ public final class HTTPSink: Sink {
     private var opened = false
     private var eventIDs = EventIDWriter()
     private var body: [UInt8] = []
-    /// The last batch posted (its idempotency key, size and body): the same records delivered
-    /// again (a retry) are posted as the same bytes, since an encoder's state moves on
+    /// The batch of the last failed attempt (its idempotency key, size and body): the same
+    /// records delivered again (a retry) are posted as the same bytes, since an encoder's state moves on
     /// (Debezium numbers each entity's records in a transaction) and an endpoint may check
     /// that a repeated key comes with the same body.
     private var posted: (key: String, count: Int, body: ByteBuffer)?
@@ -97,7 +97,10 @@ public final class HTTPSink: Sink {
         } catch {
             throw TributaryError.sinkUnavailable(name, "cannot reach \(Self.describe(url)): \(error)")
         }
-        if (200..<300).contains(status) { return }
+        if (200..<300).contains(status) {
+            posted = nil
+            return
+        }
         let text = String(decoding: answer.readableBytesView.prefix(2_000), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
         if status == 429 || status >= 500 {
             throw TributaryError.sinkUnavailable(name, "HTTP \(status) from \(Self.describe(url))")
@@ -126,6 +129,7 @@ public final class HTTPSink: Sink {
 
     public func close() async throws {
         opened = false
+        posted = nil
     }
 
     /// The URL without its query (which may hold a key).

@@ -84,6 +84,7 @@ public struct StreamRecord: Sendable, Equatable {
 
     /// The deterministic event ID: store ID, token and index (`r` before the index for
     /// snapshot reads). The CloudEvents `id`, and the idempotence key of every sink.
+    /// ``EventIDWriter`` writes the same text as bytes.
     public var eventID: String {
         storeID.lowercasedString + "-" + String(position.token) + "-" + (position.isSnapshot ? "r" : "") + String(position.index)
     }
