@@ -218,7 +218,7 @@ public final class PipelineRunner {
         filter.after = PersistentHistoryToken(value: after, storeID: storeID)
         filter.through = current
         let limit = pipeline.checkpoint.records
-        read.records.reserveCapacity(min(limit, 4_096))
+        read.records.reserveCapacity(min(limit, 16_384))
         do {
             try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
                 let position = StreamPosition(token: view.token.value, index: view.index)
