@@ -94,7 +94,7 @@ import Tributary
         #expect(throws: TributaryError.self) { try StreamPosition(parsing: "7") }
     }
 
-    /// The bytes sinks write for event IDs are the IDs' text, across stores, tokens, snapshot reads and zero.
+    /// The bytes sinks write for event IDs, and `eventID`, are store, token and index, across stores, tokens, snapshot reads and zero.
     @Test func eventIDWriterWritesTheEventIDs() throws {
         let other = UUID(uuidString: "00000000-0000-0000-0000-0000000000AB")!
         var records = [Self.insert, Self.update, Self.delete, Self.read, Self.record(.create, [], index: 0, token: 0),
@@ -107,7 +107,9 @@ import Tributary
         for record in records {
             var bytes: [UInt8] = Array("x".utf8)
             writer.append(record, to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == "x" + record.eventID)
+            let expected = "\(record.storeID.uuidString.lowercased())-\(record.position.token)-\(record.position.isSnapshot ? "r" : "")\(record.position.index)"
+            #expect(String(decoding: bytes, as: UTF8.self) == "x" + expected)
+            #expect(record.eventID == expected)
         }
     }
 

@@ -7,8 +7,12 @@ enum Harness {
         let clock = ContinuousClock()
         let start = clock.now
         try body()
-        let d = clock.now - start
-        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        return seconds(clock.now - start)
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// Runs each side `rounds` times, interleaved (a, b, a, b, …), and returns the best

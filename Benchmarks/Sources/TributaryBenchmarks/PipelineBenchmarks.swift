@@ -36,7 +36,7 @@ enum PipelineBenchmarks {
             let start = clock.now
             while try await !runner.runOnce().caughtUp {}
             try await runner.finish()
-            return Self.seconds(clock.now - start)
+            return Harness.seconds(clock.now - start)
         }
     }
 
@@ -182,7 +182,7 @@ enum PipelineBenchmarks {
                                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
                                 _ = try await response.body.collect(upTo: 1 << 20)
                             }
-                            return Self.seconds(clock.now - start)
+                            return Harness.seconds(clock.now - start)
                         }
                     }
                 },
@@ -198,7 +198,7 @@ enum PipelineBenchmarks {
                             for batch in batches { try await sink.deliver(batch) }
                             _ = try await sink.checkpoint(through: records[records.count - 1].position)
                             try await sink.close()
-                            return Self.seconds(clock.now - start)
+                            return Harness.seconds(clock.now - start)
                         }
                     }
                     precondition(server.state.withLock { $0.bytes } - before == bytes, "the sink alone posts the pipeline's bodies")
@@ -217,11 +217,6 @@ enum PipelineBenchmarks {
                             details: common + [("direct_changes_per_s", Double(rows) / direct.wall), ("direct_cpu_us_per_change", perChange(direct))]),
             ]
         }
-    }
-
-    /// A duration in seconds.
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// `sink_fts_latency_p99_ms` and `sink_http_latency_p99_ms`: 300 single-post commits, one

@@ -1,7 +1,7 @@
 import Foundation
 import Tributary
 
-/// Appends records' event IDs (``StreamRecord/eventID``, whose format this follows) as UTF-8 without making a `String`
+/// Appends records' event IDs (``StreamRecord/eventID``, which this defines) as UTF-8 without making a `String`
 /// for each: the store ID's text is kept from record to record, and the token and index are
 /// written as digits. Sinks that put every record's ID into a request body use it.
 ///

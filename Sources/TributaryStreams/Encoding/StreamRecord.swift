@@ -84,9 +84,12 @@ public struct StreamRecord: Sendable, Equatable {
 
     /// The deterministic event ID: store ID, token and index (`r` before the index for
     /// snapshot reads). The CloudEvents `id`, and the idempotence key of every sink.
-    /// ``EventIDWriter`` writes the same text as bytes.
+    /// Written by ``EventIDWriter``, which sinks use to append it as bytes.
     public var eventID: String {
-        storeID.lowercasedString + "-" + String(position.token) + "-" + (position.isSnapshot ? "r" : "") + String(position.index)
+        var writer = EventIDWriter()
+        var bytes: [UInt8] = []
+        writer.append(self, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The entity's name.
