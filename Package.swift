@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(name: "search-indexer", dependencies: ["BlogExampleSupport", "Tributary", "TributaryPipeline"], path: "examples/search-indexer", exclude: ["README.md"]),
         .testTarget(
             name: "TributaryTests",
-            dependencies: ["Tributary", "CSQLite", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Tributary", "CSQLite", "TributaryTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "TributaryStreamsTests",

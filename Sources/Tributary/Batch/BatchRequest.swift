@@ -26,7 +26,12 @@ public struct BatchResult: Sendable, Equatable {
     /// The IDs of the rows written, when the result type asked for them.
     public var objectIDs: [ObjectID]
 
-    init(count: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, objectIDs: [ObjectID] = []) {
+    /// A result from its parts (for tests and for code that wraps batch requests).
+    ///
+    /// ```swift
+    /// let result = BatchResult(count: 2, inserted: 2, objectIDs: ids)
+    /// ```
+    public init(count: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, objectIDs: [ObjectID] = []) {
         self.count = count
         self.inserted = inserted
         self.updated = updated
@@ -153,18 +158,36 @@ public struct BatchDeleteRequest: Sendable {
     public var resultType: BatchResultType = .count
     /// The author and context name recorded with this write's history.
     public var transaction = TransactionMetadata()
-    /// Only these objects (and the predicate, if any); every row when empty.
+    /// Only these objects (and the predicate, if any); every row when never set. Once
+    /// set to a non-empty list, emptying it deletes nothing rather than every row.
     /// Objects already gone are skipped, so deleting twice is harmless.
     ///
     /// ```swift
     /// var request = BatchDeleteRequest(entityName: "Tag")
     /// request.objectIDs = [tagID]
     /// ```
-    public var objectIDs: [ObjectID] = []
+    public var objectIDs: [ObjectID] = [] {
+        didSet { deletesOnlyObjectIDs = deletesOnlyObjectIDs || !objectIDs.isEmpty }
+    }
+    /// Made with ``init(objectIDs:)``: an empty list deletes nothing (Core Data's behaviour), never every row.
+    var deletesOnlyObjectIDs = false
 
     /// A batch delete of the rows of `entityName` matching `predicate`.
     public init(entityName: String, predicate: StorePredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
+    }
+
+    /// A batch delete of these objects, which must all be of one entity (Core Data's
+    /// `NSBatchDeleteRequest(objectIDs:)`); an empty list deletes nothing.
+    ///
+    /// ```swift
+    /// let result = try context.execute(BatchDeleteRequest(objectIDs: staleIDs))
+    /// ```
+    public init(objectIDs: [ObjectID]) {
+        self.entityName = objectIDs.first?.entityName ?? ""
+        self.predicate = nil
+        self.objectIDs = objectIDs
+        self.deletesOnlyObjectIDs = true
     }
 }

@@ -86,6 +86,7 @@ extension PersistentStoreCoordinator {
     /// ```
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+        if request.deletesOnlyObjectIDs && request.objectIDs.isEmpty { return BatchResult() }
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)

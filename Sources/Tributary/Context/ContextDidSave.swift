@@ -27,7 +27,7 @@ public struct ContextDidSave: Sendable, Equatable {
         self.historyToken = historyToken
     }
 
-    /// The changes of history transactions, in the form ``ManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)`` takes.
+    /// The changes of history transactions, in the form `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)` takes.
     ///
     /// ```swift
     /// let changes = ContextDidSave(transactions: try coordinator.fetchHistory(.fetchHistory(after: token)))
@@ -45,6 +45,19 @@ public struct ContextDidSave: Sendable, Equatable {
             }
             historyToken = max(historyToken ?? transaction.token, transaction.token)
         }
+        updatedObjectIDs.subtract(deletedObjectIDs)
+        insertedObjectIDs.subtract(deletedObjectIDs)
+    }
+
+    /// The changes of an ``PersistentHistoryTransaction/objectIDNotification`` (object IDs by
+    /// change type); a deletion is final, so a deleted object is neither inserted nor updated.
+    ///
+    /// ```swift
+    /// let changes = ContextDidSave(objectIDNotification: transaction.objectIDNotification)
+    /// ```
+    public init(objectIDNotification: [PersistentHistoryChangeType: Set<ObjectID>]) {
+        self.init(insertedObjectIDs: objectIDNotification[.insert] ?? [], updatedObjectIDs: objectIDNotification[.update] ?? [],
+                  deletedObjectIDs: objectIDNotification[.delete] ?? [])
         updatedObjectIDs.subtract(deletedObjectIDs)
         insertedObjectIDs.subtract(deletedObjectIDs)
     }

@@ -101,7 +101,9 @@ extension ManagedObjectContext {
     /// Brings the context up to date with another context's save (or with history
     /// from elsewhere): updated objects it holds are refreshed, keeping its unsaved
     /// changes; deleted ones leave it, marked deleted; inserted ones become
-    /// fetchable. A pinned context moves to the newest generation first.
+    /// fetchable. A pinned context moves to the newest generation first. A main-queue
+    /// context merges on the main queue (waiting for it when called elsewhere), so its
+    /// fetched results controllers hear of the merge there.
     ///
     /// ```swift
     /// for await saved in backgroundContext.didSaveNotifications() {
@@ -109,6 +111,11 @@ extension ManagedObjectContext {
     /// }
     /// ```
     public func mergeChanges(fromContextDidSave notification: ContextDidSave) {
+        if concurrencyType == .mainQueue && !isOnQueue {
+            // A main-queue context's observers and controllers hear of merges on the main queue.
+            DispatchQueue.main.sync { mergeChanges(fromContextDidSave: notification) }
+            return
+        }
         let forward: [ManagedObjectContext] = withLock {
             guard (try? requireStore()) != nil else { return [] }
             if parent == nil { generation.advanceAfterSave() }
@@ -140,8 +147,23 @@ extension ManagedObjectContext {
     /// let transactions = try coordinator.fetchHistory(.fetchHistory(after: lastToken))
     /// ManagedObjectContext.mergeChanges(fromRemoteContextSave: ContextDidSave(transactions: transactions), into: [viewContext])
     /// ```
+    ///
+    /// Each merge runs on its context's queue (at once when the caller is on it, otherwise
+    /// waiting for it), so a fetched results controller's delegate hears of it there.
     public static func mergeChanges(fromRemoteContextSave changes: ContextDidSave, into contexts: [ManagedObjectContext]) {
-        for context in contexts { context.mergeChanges(fromContextDidSave: changes) }
+        for context in contexts { context.runOnQueueAndWait { context.mergeChanges(fromContextDidSave: changes) } }
+    }
+
+    /// Merges object IDs by change type, the form of ``PersistentHistoryTransaction/objectIDNotification``
+    /// (and of a batch's, `batch.objectIDNotification`), into `contexts`, each on its queue.
+    ///
+    /// ```swift
+    /// for transaction in try coordinator.fetchHistory(.fetchHistory(after: token)) {
+    ///     ManagedObjectContext.mergeChanges(fromRemoteContextSave: transaction.objectIDNotification, into: [viewContext])
+    /// }
+    /// ```
+    public static func mergeChanges(fromRemoteContextSave changes: [PersistentHistoryChangeType: Set<ObjectID>], into contexts: [ManagedObjectContext]) {
+        mergeChanges(fromRemoteContextSave: ContextDidSave(objectIDNotification: changes), into: contexts)
     }
 
     /// A stream of this context's saves; it ends when the context is gone.
@@ -163,7 +185,8 @@ extension ManagedObjectContext {
     /// Tells observers, and merges into the contexts that merge automatically.
     func didSave(_ notification: ContextDidSave) {
         let (observers, kids) = withLock { (Array(didSaveContinuations.values), children.compactMap(\.context)) }
-        withLock { for observer in changeObservers.values { observer(notification) } }
+        let tell = { self.withLock { for observer in self.changeObservers.values { observer(notification) } } }
+        if concurrencyType == .mainQueue { runOnQueueAndWait(tell) } else { tell() }   // a view context's controllers hear on the main queue
         for observer in observers { observer.yield(notification) }
         if let parent {
             let siblings = parent.withLock { parent.children.compactMap(\.context) }

@@ -4,29 +4,43 @@ extension ManagedObjectContext {
     /// Starts following other coordinators' and processes' commits (under the lock),
     /// when the store takes part in remote change notifications. Listening starts
     /// before this returns, and history is read after the token current now, so no
-    /// commit after the context first used the store is missed.
+    /// commit after the context first used the store is missed. Every merge runs on
+    /// the context's queue; saves by contexts of this coordinator, which reach this
+    /// context directly, are skipped (``LocalCommits``).
     func startRemoteMerging(_ store: PersistentStore) {
         guard remoteMerging == nil, store.description.remoteChangeNotificationPost else { return }
         let coordinator = persistentStoreCoordinator
         var changes = coordinator.remoteChanges.makeAsyncIterator()
+        let local = coordinator.localCommits
+        let follower = store.isHistoryTracked ? local.follow() : nil   // before the start token is read
         var configuration = HistoryWatcher.Configuration()
         configuration.startToken = store.isHistoryTracked ? try? coordinator.currentPersistentHistoryToken() : nil
         let watcher = store.isHistoryTracked ? try? HistoryWatcher(coordinator: coordinator, configuration: configuration) : nil
+        if let follower, let watcher { local.passed(follower, through: watcher.checkpoint.value) }
         remoteMerging = Task.detached { [weak self] in
+            defer { if let follower { local.unfollow(follower) } }
             repeat {
                 guard let context = self else { return }
                 guard let watcher else {
                     // No history: a remote commit refreshes every object.
-                    context.withLock {
-                        context.generation.advanceAfterSave()
-                        context.refreshAllObjects()
+                    await context.onQueue {
+                        context.withLock {
+                            context.generation.advanceAfterSave()
+                            context.refreshAllObjects()
+                        }
                     }
                     continue
                 }
                 do {
                     try await watcher.deliverPending { batch in
-                        context.mergeChanges(fromContextDidSave: ContextDidSave(transactions: batch))
+                        let remote = batch.filter { !local.contains($0.token.value) }
+                        if !remote.isEmpty {
+                            let changes = ContextDidSave(transactions: remote)
+                            await context.onQueue { context.mergeChanges(fromContextDidSave: changes) }
+                        }
+                        if let follower, let last = batch.last { local.passed(follower, through: last.token.value) }
                     }
+                    if let follower { local.passed(follower, through: watcher.checkpoint.value) }
                 } catch {
                     // A failed read (a busy store) is tried again at the next change or after a pause.
                     if Task.isCancelled { return }

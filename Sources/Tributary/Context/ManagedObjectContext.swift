@@ -73,6 +73,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.persistentStoreCoordinator = coordinator
         self.parent = nil
         self.queue = concurrencyType == .mainQueue ? .main : DispatchQueue(label: "tributary.context")
+        queue.setSpecificIfPrivate(for: self)
         coordinator.contexts.add(self)
     }
 
@@ -87,6 +88,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.persistentStoreCoordinator = parent.persistentStoreCoordinator
         self.parent = parent
         self.queue = concurrencyType == .mainQueue ? .main : DispatchQueue(label: "tributary.context.child")
+        queue.setSpecificIfPrivate(for: self)
         parent.withLock { parent.children.append(WeakContext(self)) }
     }
 
@@ -158,13 +160,28 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` at once, as one step no other task interleaves with.
+    /// Runs `body` at once, as one step no other task interleaves with: on the calling
+    /// thread for a private-queue context, on the main queue for a main-queue context
+    /// (waiting for it unless already there), as Core Data does.
     ///
     /// ```swift
     /// try context.performAndWait { try context.save() }
     /// ```
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
-        try withLock(body)
+        if concurrencyType == .mainQueue && !isOnQueue {
+            return try withoutActuallyEscaping(body) { body in
+                // nonisolated(unsafe): the caller waits for the main queue to run `body`, so it runs on one thread at a time.
+                nonisolated(unsafe) let body = body
+                nonisolated(unsafe) var result: Result<T, any Error>?
+                DispatchQueue.main.sync { result = Result { try self.withLock(body) } }
+                switch result {
+                case .success(let value)?: return value
+                case .failure(let error)?: throw error
+                case nil: preconditionFailure("Tributary: the main queue did not run the block")
+                }
+            }
+        }
+        return try withLock(body)
     }
 
     @inline(__always)

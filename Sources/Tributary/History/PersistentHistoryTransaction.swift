@@ -28,7 +28,11 @@ public struct PersistentHistoryTransaction: Sendable, Equatable {
     public let changes: [PersistentHistoryChange]
 
     /// The object IDs inserted, updated and deleted, in the form
-    /// `mergeChanges(fromRemoteContextSave:into:)` takes.
+    /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)` takes.
+    ///
+    /// ```swift
+    /// ManagedObjectContext.mergeChanges(fromRemoteContextSave: transaction.objectIDNotification, into: [viewContext])
+    /// ```
     public var objectIDNotification: [PersistentHistoryChangeType: Set<ObjectID>] {
         var result: [PersistentHistoryChangeType: Set<ObjectID>] = [:]
         for change in changes { result[change.changeType, default: []].insert(change.changedObjectID) }

@@ -16,6 +16,12 @@ extension PersistentStoreCoordinator {
     /// Deletes history as the request says, in batches of bounded time so that
     /// concurrent writers never wait long for the lock (Core Data's `deleteHistory`).
     ///
+    /// History is deleted by position only: everything up to the target, whoever wrote
+    /// it, so that kept history stays one unbroken range after ``oldestKeptHistoryToken()``.
+    /// A delete request with a filter (authors, context names, entities…) is refused with
+    /// ``TributaryError/Code/invalidInput`` and deletes nothing; to purge only once every
+    /// reader has merged, give each reader a consumer and use ``PersistentHistoryChangeRequest/deleteConsumedHistory(maximumAge:)``.
+    ///
     /// ```swift
     /// try coordinator.deleteHistory(.deleteHistory(before: token))
     /// try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: 7 * 86_400))
@@ -25,6 +31,10 @@ extension PersistentStoreCoordinator {
         let store = try requireHistoryStore()
         guard let target = request.deleteTarget else {
             throw TributaryError(.invalidInput, "the request does not delete anything", hint: "use PersistentHistoryChangeRequest.deleteHistory(before:) or deleteConsumedHistory()")
+        }
+        guard request.filter == HistoryFilter() else {
+            throw TributaryError(.invalidInput, "a delete-history request cannot have a filter: history is deleted by position, for every author",
+                                 hint: "remove the filter; to delete only what every reader has merged, register a consumer per reader and use deleteConsumedHistory()")
         }
         // The last token to delete.
         let (requested, behind): (Int64, [String]) = try store.database.read { db in

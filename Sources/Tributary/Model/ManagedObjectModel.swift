@@ -21,10 +21,28 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
     /// The entities, in declaration order.
     public private(set) var entities: [EntityDescription]
 
-    /// A validated model from entity descriptions.
+    /// A validated model from entity descriptions. Each default is converted to its
+    /// attribute's type in the form the store caches (`default: 0` on a double attribute
+    /// becomes `0.0`, a date keeps whole milliseconds, a `.null` default is no default),
+    /// so the model equals the one read back from its store.
     public init(entities: [EntityDescription]) throws {
-        self.entities = entities
+        self.entities = entities.map(Self.normalizingDefaults)
         try validate()
+    }
+
+    /// `entity` with each default as its attribute's type, as it reads back from its stored text.
+    static func normalizingDefaults(_ entity: EntityDescription) -> EntityDescription {
+        var entity = entity
+        for index in entity.attributes.indices {
+            guard let value = entity.attributes[index].defaultValue else { continue }
+            let type = entity.attributes[index].type
+            if value.isNull {
+                entity.attributes[index].defaultValue = nil
+            } else if let coerced = value.coerced(to: type), let stored = try? AttributeValue.parse(coerced.storedText, as: type) {
+                entity.attributes[index].defaultValue = stored
+            }  // otherwise left for validate() to report
+        }
+        return entity
     }
 
     /// The entity named `name`.

@@ -59,28 +59,37 @@ final class StoreDatabase: Sendable {
     }
 
     /// ``write(_:_:)``, also giving the history token the transaction recorded (nil when none).
-    func writeReturningToken<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> (T, Int64?) {
-        let (result, token) = try writeTransaction(metadata, body)
+    /// With `marking`, the token is marked there before the transaction commits (so no
+    /// reader sees the transaction unmarked) and unmarked if the commit fails.
+    func writeReturningToken<T>(_ metadata: TransactionMetadata = TransactionMetadata(), marking: LocalCommits? = nil, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
+        let (result, token) = try writeTransaction(metadata, marking: marking, body)
         poster?.didCommit(token: token)
         return (result, token)
     }
 
     /// The transaction, and the history token it recorded (nil when it recorded none).
-    private func writeTransaction<T>(_ metadata: TransactionMetadata, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
+    private func writeTransaction<T>(_ metadata: TransactionMetadata, marking: LocalCommits?, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
         writerLock.lock()
         defer { writerLock.unlock() }
+        var marked: Int64?
         do {
             return try writer.transaction("IMMEDIATE") {
                 let result = try body(writer)
                 let token = recorder.isEnabled ? try recorder.commit(on: writer, metadata: metadata) : nil
+                if let token, let marking {
+                    marking.mark(token)
+                    marked = token
+                }
                 return (result, token)
             }
         } catch let error as SQLiteError {
             recorder.discard()
+            if let marked { marking?.unmark(marked) }
             throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
         } catch {
             recorder.discard()
+            if let marked { marking?.unmark(marked) }
             throw error
         }
     }

@@ -19,6 +19,8 @@ public final class PersistentStoreCoordinator: Sendable {
     let contexts = ContextRegistry()
     /// The ``ManagedObject`` subclass of each entity.
     let objectClasses = ObjectClassRegistry()
+    /// Tokens of this coordinator's context saves, which its contexts' watchers skip.
+    let localCommits = LocalCommits()
 
     /// A coordinator for `model`, or for whatever model the store holds when nil.
     public init(managedObjectModel: ManagedObjectModel? = nil) {
