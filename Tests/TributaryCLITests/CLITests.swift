@@ -42,11 +42,13 @@ import Testing
         let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
         #expect(first?["title"] as? String == "Post 4")
         #expect(first?["createdAt"] as? String == "2024-05-01T12:00:04Z")
-        #expect(lines[0].hasPrefix(#"{"title":"Post 4","content":"body 4","externalID":"ext-4","createdAt""#))
+        #expect(lines[0].hasPrefix(#"{"objectID":"tributary://"#))
+        #expect(lines[0].contains(#"/Post/p5","title":"Post 4","content":"body 4","externalID":"ext-4","createdAt""#))
+        #expect(lines[0].hasSuffix(#""tags":[],"attachments":[]}"#))
 
         let table = try CLI.run(["query", store, "--entity", "Post", "--limit", "2"])
         #expect(table.stdoutLines.first?.contains("title") == true)
-        #expect(table.stdoutLines.last == "(2 rows)")
+        #expect(table.stdoutLines.last == "(2 Post rows)")
     }
 
     @Test func reimportUpdatesInsteadOfDuplicating() throws {
@@ -62,10 +64,10 @@ import Testing
         try CLI.run(["import", store, "--entity", "Post", "-"], stdin: posts(0..<10))
         let update = try CLI.run(["update", store, "--entity", "Post", "--where", "title ENDSWITH '1'", "--set", "content=updated", "--set", "createdAt=2030-01-01T00:00:00Z"])
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(update.stdout == "updated 1 Post rows\n")
+        #expect(update.stdout == "updated 1 Post row\n")
         #expect(try CLI.run(["count", store, "--entity", "Post", "--where", "createdAt > '2029-01-01T00:00:00Z'"]).stdout == "1\n")
         let delete = try CLI.run(["delete", store, "--entity", "Post", "--where", "content == 'updated'"])
-        #expect(delete.stdout == "deleted 1 Post rows\n")
+        #expect(delete.stdout == "deleted 1 Post row\n")
         #expect(try CLI.run(["count", store, "--entity", "Post"]).stdout == "9\n")
     }
 
@@ -108,18 +110,18 @@ import Testing
         let store = try makeStore()
         expectOneLineError(try CLI.run(["count", store, "--entity", "Pots"]), contains: "unknown entity 'Pots'")
         expectOneLineError(try CLI.run(["import", store, "--entity", "Post", "-"], stdin: #"{"titel": "x"}"# + "\n"), contains: "has no attribute or relationship 'titel'")
-        expectOneLineError(try CLI.run(["update", store, "--entity", "Post", "--set", "titel=x"]), contains: "Post has no attribute 'titel'")
+        expectOneLineError(try CLI.run(["update", store, "--entity", "Post", "--all", "--set", "titel=x"]), contains: "Post has no attribute 'titel'")
     }
 
     @Test func wrongTypeOnSet() throws {
         let store = try makeStore()
-        expectOneLineError(try CLI.run(["update", store, "--entity", "Post", "--set", "createdAt=tomorrow"]), contains: "is not a valid date")
+        expectOneLineError(try CLI.run(["update", store, "--entity", "Post", "--all", "--set", "createdAt=tomorrow"]), contains: "is not a valid date")
     }
 
     @Test func updateGivingTwoRowsTheSameUniqueValue() throws {
         let store = try makeStore()
         try CLI.run(["import", store, "--entity", "Post", "-"], stdin: posts(0..<3))
-        let result = try CLI.run(["update", store, "--entity", "Post", "--set", "externalID=same"])
+        let result = try CLI.run(["update", store, "--entity", "Post", "--all", "--set", "externalID=same"])
         expectOneLineError(result, contains: "two Post rows would have the same externalID")
         #expect(try CLI.run(["count", store, "--entity", "Post", "--where", "externalID == 'same'"]).stdout == "0\n")
     }

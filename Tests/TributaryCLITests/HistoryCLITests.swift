@@ -50,7 +50,7 @@ import Testing
         #expect(try CLI.run(["history", store, "--count", "--exclude-author", "importer", "--type", "delete"]).stdout == "1\n")
         let token = try CLI.run(["token", store]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token == (lines.last.flatMap { try? json($0)["token"] as? String }))
-        #expect(try CLI.run(["history", store, "--after", token]).stdout.isEmpty)
+        #expect(try CLI.run(["history", store, "--after", token]).stdout == "(0 transactions)\n")
         let table = try CLI.run(["history", store, "--type", "update"])
         #expect(table.stdout.contains(#"title: "Post 1"  →  "Renamed""#))
     }
@@ -104,8 +104,10 @@ import Testing
             #expect(result.stderrLines.count == 1, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
-        // Unknown filters that match nothing are empty results, not errors.
-        #expect(try CLI.run(["history", store, "--entity", "Nope", "--count"]).stdout == "0\n")
+        // An entity the model lacks could never match: it is named, with the model's entities.
+        let unknown = try CLI.run(["history", store, "--entity", "Nope", "--count"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("--entity: unknown entity 'Nope'; the model has Post, Tag, Attachment, ImageData"), "\(unknown.stderr)")
         #expect(try CLI.run(["history", store, "--author", "nobody"]).status == 0)
         let untracked = scratch.path("plain.sqlite")
         try CLI.run(["init", untracked, "--model", CLI.blogModel])

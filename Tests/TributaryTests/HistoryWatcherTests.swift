@@ -171,7 +171,7 @@ extension NotificationTests {
                 await watcher.run(reporting: { if case .woke = $0 { wakes.withLock { $0 += 1 } } }) { seen.append($0) }
             }
             try await Task.sleep(for: .milliseconds(20))  // let the loop start listening
-            let update = try TributaryBinary.run(TributaryBinary.url, ["update", path, "--entity", "Post", "--set", "title=Renamed", "--author", "other"])
+            let update = try TributaryBinary.run(TributaryBinary.url, ["update", path, "--entity", "Post", "--all", "--set", "title=Renamed", "--author", "other"])
             #expect(update.status == 0, "\(update.stderr)")
             #expect(await Wait.until { seen.all.flatMap { $0 }.map(\.author) == ["other"] })
             let updated = seen.all.first?.first?.changes.first

@@ -37,7 +37,7 @@ extension NotificationTests {
             let coordinator = try Fixtures.blogCoordinator(notifyingDescription(dir.file("x.sqlite")))
             try insertPost(coordinator, 1)
             let seen = await ChangeCollector.start(coordinator)
-            let result = try TributaryBinary.run(TributaryBinary.url, ["update", dir.file("x.sqlite").path, "--entity", "Post", "--set", "title=Renamed", "--author", "other"])
+            let result = try TributaryBinary.run(TributaryBinary.url, ["update", dir.file("x.sqlite").path, "--entity", "Post", "--all", "--set", "title=Renamed", "--author", "other"])
             #expect(result.status == 0, "\(result.stderr)")
             let token = try coordinator.currentPersistentHistoryToken()
             #expect(token.value == 2)

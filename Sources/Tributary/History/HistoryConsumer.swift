@@ -31,7 +31,8 @@ public struct HistoryConsumer: Sendable, Equatable {
     public let createdAt: Date
     /// Transactions after its token.
     public let lagTransactions: Int
-    /// Seconds between its token's commit and the newest transaction's (0 when current).
+    /// How long the oldest transaction it has not read has waited, in seconds, now
+    /// (0 when it has read everything): a single unread transaction raises it.
     public let lagSeconds: TimeInterval
     /// Its state.
     public let state: State

@@ -69,20 +69,19 @@ extension PersistentStoreCoordinator {
         let storeKey = PersistentHistoryToken.key(of: store.identifier)
         return try store.database.read { db in
             let pruned = try Self.prunedThrough(db)
-            let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
-            let newestTime = try db.scalar("SELECT timestamp FROM \(HistorySchema.transactions) WHERE token = ?", [.integer(newest)])?.doubleValue
+            let now = Date().timeIntervalSince1970
             var consumers: [HistoryConsumer] = []
             let statement = try db.makeStatement("SELECT name, token, committedAt, createdAt FROM \(HistorySchema.consumers) ORDER BY name")
             while try statement.step() {
                 let token = statement.int64(at: 1)
                 let committedAt = statement.double(at: 2)
                 let lag = Int(try db.scalar("SELECT count(*) FROM \(HistorySchema.transactions) WHERE token > ?", [.integer(token)])?.integerValue ?? 0)
+                // How long the oldest unread transaction has waited: one stuck transaction raises it.
                 var lagSeconds = 0.0
-                if lag > 0, let newestTime {
-                    let next = try db.scalar("SELECT min(timestamp) FROM \(HistorySchema.transactions) WHERE token > ?", [.integer(token)])?.doubleValue ?? newestTime
-                    lagSeconds = max(0, newestTime - next)
+                if lag > 0, let next = try db.scalar("SELECT timestamp FROM \(HistorySchema.transactions) WHERE token > ? ORDER BY token LIMIT 1", [.integer(token)])?.doubleValue {
+                    lagSeconds = max(0, now - next)
                 }
-                let idle = idleTimeout.map { Date().timeIntervalSince1970 - committedAt > $0 } ?? false
+                let idle = idleTimeout.map { now - committedAt > $0 } ?? false
                 let state: HistoryConsumer.State = token < pruned || idle ? .expired : lag > warningLag ? .lagging : .current
                 consumers.append(HistoryConsumer(name: statement.string(at: 0), token: PersistentHistoryToken(value: token, storeKey: storeKey),
                                                  committedAt: Date(timeIntervalSince1970: committedAt), createdAt: Date(timeIntervalSince1970: statement.double(at: 3)),

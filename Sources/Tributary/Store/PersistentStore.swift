@@ -29,9 +29,13 @@ public final class PersistentStore: Sendable {
     let generations = QueryGenerationRegistry()
     /// Whether writes record history: set by the option, and kept once a store has history.
     public let isHistoryTracked: Bool
+    /// What opening the store migrated, one item a change (`added Post.views`,
+    /// `added entity Comment`); empty when the model was the store's own.
+    public let migrationChanges: [String]
 
-    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, isHistoryTracked: Bool) {
+    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, isHistoryTracked: Bool, migrationChanges: [String] = []) {
         self.identifier = identifier
+        self.migrationChanges = migrationChanges
         self.description = description
         self.model = model
         let schema = StoreSchema(model: model)
@@ -70,16 +74,16 @@ public final class PersistentStore: Sendable {
                                          postsRemoteChanges: description.remoteChangeNotificationPost)
         let place = inMemory ? description.url.path : path
         do {
-            let (identifier, effectiveModel, tracked) = description.isReadOnly
+            let (identifier, effectiveModel, changes, tracked) = description.isReadOnly
                 ? try database.read { db in
-                    let (id, model) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: false)
-                    return (id, model, try HistorySchema.isPresent(on: db, place: place))
+                    let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: false)
+                    return (id, model, changes, try HistorySchema.isPresent(on: db, place: place))
                 }
                 : try database.write { db in
-                    let (id, model) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
-                    return (id, model, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking, place: place))
+                    let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
+                    return (id, model, changes, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking, place: place))
                 }
-            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, isHistoryTracked: tracked)
+            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, isHistoryTracked: tracked, migrationChanges: changes)
             if tracked && !description.isReadOnly { try database.enableHistory(schema: store.schema) }
             return store
         } catch let error as TributaryError where error.location == nil {

@@ -4,8 +4,9 @@ import Foundation
 enum StoreMetadata {
     static let table = "_tributary_metadata"
 
-    /// Reads the store's identity and model, creating or migrating it as allowed.
-    static func load(on db: Connection, given model: ManagedObjectModel?, place: String, canWrite: Bool) throws -> (UUID, ManagedObjectModel) {
+    /// Reads the store's identity and model, creating or migrating it as allowed; the third
+    /// value lists what a migration did (`added Post.views`), empty when none ran.
+    static func load(on db: Connection, given model: ManagedObjectModel?, place: String, canWrite: Bool) throws -> (UUID, ManagedObjectModel, [String]) {
         let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0
         if hasMetadata == 0 {
             let tables = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")?.integerValue ?? 0
@@ -21,7 +22,7 @@ enum StoreMetadata {
             }
             let identifier = UUID()
             try create(on: db, model: model, identifier: identifier)
-            return (identifier, model)
+            return (identifier, model, [])
         }
         var values: [String: String] = [:]
         let statement = try db.cachedStatement("SELECT key, value FROM \(table)")
@@ -37,8 +38,11 @@ enum StoreMetadata {
                                  hint: "upgrade Tributary to open it")
         }
         let cached = try ManagedObjectModel.fromJSON(Data(modelText.utf8))
-        guard let model, model != cached else { return (identifier, cached) }
-        let migration = try ModelMigration(from: cached, to: model)
+        guard let given = model, given != cached else { return (identifier, cached, []) }
+        let migration = try ModelMigration(from: cached, to: given)
+        // The same model with its properties in another order: nothing to migrate.
+        guard migration.model != cached else { return (identifier, cached, []) }
+        let model = migration.model
         guard canWrite else {
             throw TributaryError(.incompatibleModel, "the model differs from the store's and the store is open read-only", location: place, hint: "open it read-write to migrate, or without a model to use its own")
         }
@@ -46,7 +50,7 @@ enum StoreMetadata {
         try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model))
         for sql in migration.backfills { try db.execute(sql) }
         try write(on: db, ["model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash])
-        return (identifier, model)
+        return (identifier, model, migration.changes)
     }
 
     private static func create(on db: Connection, model: ManagedObjectModel, identifier: UUID) throws {

@@ -70,7 +70,8 @@ struct ExportCommand: AsyncParsableCommand {
         options.format = try StreamFormat(parsing: format)
         options.snapshot = snapshot
         options.dictionary = dictionary
-        options.filter = try filters.filter()
+        options.filter = try filters.filter(checkedIn: coordinator)
+        try coordinator.requireProperties(excluded, option: "--exclude")
         options.excludedProperties = Set(excluded)
         options.maximumSegmentRecords = segmentRecords
         options.maximumSegmentBytes = segmentBytes
@@ -82,25 +83,36 @@ struct ExportCommand: AsyncParsableCommand {
             try await StandardOutputExport(coordinator: coordinator, options: options, commitConsumer: consumer != nil).run(follow: follow)
             return
         }
+        if snapshot { try Self.refuseSnapshotOfExistingStream(URL(fileURLWithPath: to)) }
         let exporter = try StreamExporter(coordinator: coordinator, directory: URL(fileURLWithPath: to), options: options)
         for warning in exporter.warnings { Console.warn("warning: \(warning)") }
         var total = ExportSummary()
+        let progressLine = ProgressLine(verb: "exported", noun: "record")
         repeat {
             let before = try coordinator.currentPersistentHistoryToken()
             let summary = try exporter.exportOnce { progress in
-                Console.progress("exported \(total.records + progress.records) records")
+                progressLine.update(total.records + progress.records)
             }
-            Console.endProgress()
+            progressLine.finish()
             total.records += summary.records
             total.snapshotObjects += summary.snapshotObjects
             total.segments += summary.segments
             total.committedThrough = summary.committedThrough
             if follow {
-                if summary.records > 0 { Console.print("exported \(summary.records) records through token \(summary.committedThrough)") }
+                if summary.records > 0 { Console.print("exported \(Plural.counted(summary.records, "record")) through token \(summary.committedThrough)") }
                 _ = try await StreamExporter.waitForNextCommit(coordinator, after: before)
             }
         } while follow
-        let snapshotText = total.snapshotObjects > 0 ? " (\(total.snapshotObjects) snapshot objects)" : ""
-        Console.print("exported \(total.records) records\(snapshotText) in \(total.segments) segments to \(to); consumer \(options.consumerName) at token \(total.committedThrough)")
+        let snapshotText = total.snapshotObjects > 0 ? " (\(Plural.counted(total.snapshotObjects, "snapshot object")))" : ""
+        Console.print("exported \(Plural.counted(total.records, "record"))\(snapshotText) in \(Plural.counted(total.segments, "segment")) to \(to); consumer \(TerminalText.escaped(options.consumerName)) at token \(total.committedThrough)\(progressLine.rateText(total.records))")
+    }
+
+    /// `--snapshot` starts a stream: on one that already holds records (other than a snapshot
+    /// cut short, which the exporter starts over) it would be silently ignored.
+    static func refuseSnapshotOfExistingStream(_ directory: URL) throws {
+        guard let manifest = try? StreamManifest.load(from: directory), let last = manifest.last else { return }
+        if let snapshot = manifest.snapshot, !snapshot.complete { return }
+        throw TributaryError(.invalidInput, "the stream already holds \(Plural.counted(manifest.segments.count, "segment")) (through \(last)); --snapshot starts a new stream",
+                             location: directory.path, hint: "leave out --snapshot to continue this stream, or export with --snapshot into a new directory")
     }
 }

@@ -1,12 +1,19 @@
 import ArgumentParser
+import Foundation
 import Tributary
 
-/// `tributary history STORE [filters] [--count] [--json]`.
+/// `tributary history STORE [filters] [--limit N] [--reverse] [--oneline | --json | --count]`.
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Print history transactions and their changes, with values.",
-        discussion: "Example: tributary history blog.sqlite --author importer --entity Post --type update --json"
+        discussion: """
+            Oldest first; --reverse prints the newest first, and --limit N stops after N \
+            transactions (with --reverse, the newest N). --oneline prints a line a transaction: \
+            token, time, author, context and its changes counted by type.
+            Example: tributary history blog.sqlite --author importer --entity Post --type update --json
+            Example: tributary history blog.sqlite --reverse --limit 20 --oneline
+            """
     )
 
     @OptionGroup var storeOptions: StoreOptions
@@ -18,24 +25,67 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "NDJSON: one transaction a line, with its changes.")
     var json = false
 
+    @Flag(name: .long, help: "One line a transaction: token, time, author, context, changes by type.")
+    var oneline = false
+
+    @Option(name: .long, help: "At most this many transactions.")
+    var limit: Int?
+
+    @Flag(name: .long, help: "Newest first.")
+    var reverse = false
+
+    @Option(name: .customLong("max-changes"), help: "Print at most this many changes of a transaction, then how many more there are.")
+    var maxChanges: Int?
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit)") }
+        if let maxChanges, maxChanges < 0 { throw ValidationError("--max-changes must be 0 or more, not \(maxChanges)") }
+        if json && oneline { throw ValidationError("--json and --oneline exclude each other") }
+        if count && (json || oneline || limit != nil || reverse) { throw ValidationError("--count prints a number alone: leave out --json, --oneline, --limit and --reverse") }
+    }
+
     func run() async throws {
         let coordinator = try storeOptions.open(readOnly: true)
-        var request = PersistentHistoryChangeRequest.fetchHistory(withFilter: try filters.filter())
+        let filter = try filters.filter(checkedIn: coordinator)
         if count {
-            Console.print(String(try coordinator.countHistory(request)))
+            Console.print(String(try coordinator.countHistory(.fetchHistory(withFilter: filter))))
             return
         }
-        request.fetchBatchSize = 200
-        try coordinator.enumerateHistory(request) { batch in
+        var printed = 0
+        let maximum = limit ?? Int.max
+        let write: ([PersistentHistoryTransaction]) -> Void = { transactions in
             var out = ""
-            for transaction in batch {
+            for transaction in transactions {
                 if json {
                     out += transaction.jsonLine + "\n"
+                } else if oneline {
+                    out += HistoryFormatter.oneline(transaction) + "\n"
                 } else {
-                    out += HistoryFormatter.lines(transaction).joined(separator: "\n") + "\n"
+                    out += HistoryFormatter.lines(transaction, maxChanges: maxChanges).joined(separator: "\n") + "\n"
                 }
             }
             Console.print(out, terminator: "")
         }
+        if maximum > 0 {
+            if reverse {
+                try HistoryPages.newestFirst(coordinator, filter: filter) { transaction in
+                    write([transaction])
+                    printed += 1
+                    return printed < maximum
+                }
+            } else {
+                var request = PersistentHistoryChangeRequest.fetchHistory(withFilter: filter)
+                request.fetchBatchSize = min(200, maximum)
+                do {
+                    try coordinator.enumerateHistory(request) { batch in
+                        let part = Array(batch.prefix(maximum - printed))
+                        write(part)
+                        printed += part.count
+                        if printed >= maximum { throw HistoryPages.Enough() }
+                    }
+                } catch is HistoryPages.Enough {}
+            }
+        }
+        if printed == 0 && !json { Console.print("(0 transactions)") }
     }
 }

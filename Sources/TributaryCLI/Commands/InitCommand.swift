@@ -26,6 +26,7 @@ struct InitCommand: AsyncParsableCommand {
         description.busyTimeout = storeOptions.busyTimeout
         description.persistentHistoryTracking = history
         let store = try coordinator.addPersistentStore(with: description)
+        for change in store.migrationChanges { Console.print("migrated: \(change)") }
         let entities = store.model.entities.map(\.name).joined(separator: ", ")
         Console.print("\(existed ? "opened" : "created") \(storeOptions.store): store \(store.identifier.uuidString.lowercased()), entities \(entities)\(store.isHistoryTracked ? ", history on" : "")")
     }

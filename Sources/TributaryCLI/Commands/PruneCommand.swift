@@ -28,8 +28,11 @@ struct PruneCommand: AsyncParsableCommand {
     var dryRun = false
 
     func validate() throws {
+        if maxAge != nil && !consumed {
+            throw ValidationError("--max-age without --consumed: --max-age only widens --consumed; add --consumed, or give --before DATE to prune by date alone")
+        }
+        if idleTimeout != nil && !consumed { throw ValidationError("--idle-timeout without --consumed: add --consumed") }
         guard (before != nil) != consumed else { throw ValidationError("give either --before TOKEN|DATE or --consumed") }
-        if maxAge != nil && !consumed { throw ValidationError("--max-age goes with --consumed") }
     }
 
     func run() async throws {
@@ -52,8 +55,23 @@ struct PruneCommand: AsyncParsableCommand {
             let kept = dryRun ? PersistentHistoryToken(value: result.prunedThrough, storeID: coordinator.persistentStores[0].identifier) : try coordinator.oldestKeptHistoryToken()
             Console.print("\(verb) \(result.transactions) transactions (\(result.changes) changes); history \(dryRun ? "would be" : "is") kept after \(kept)")
         }
+        if consumed { try reportHoldingBack(coordinator, dryRun: dryRun, keptAfter: result.transactions == 0 ? nil : result.prunedThrough) }
         if !result.expiredConsumers.isEmpty {
             Console.warn("warning: consumers \(result.expiredConsumers.joined(separator: ", ")) had not read the pruned history and are now expired; resynchronise them from a snapshot")
         }
+    }
+
+    /// Names the consumers that keep history from being pruned further: those at the oldest
+    /// position among the ones not expired, when that position is behind the current token.
+    private func reportHoldingBack(_ coordinator: PersistentStoreCoordinator, dryRun: Bool, keptAfter: Int64?) throws {
+        let current = try coordinator.currentPersistentHistoryToken()
+        let idle = try idleTimeout.map { try DurationText.seconds(parsing: $0, option: "--idle-timeout") }
+        let consumers = try coordinator.historyConsumers(idleTimeout: idle).filter { $0.state != .expired }
+        guard let lowest = consumers.map(\.token).min(), lowest < current else { return }
+        if let keptAfter, lowest.value < keptAfter { return }
+        let holders = consumers.filter { $0.token == lowest }
+        let names = holders.map { TerminalText.escaped($0.name) }.joined(separator: ", ")
+        let behind = holders.first.map { Plural.counted($0.lagTransactions, "transaction") } ?? ""
+        Console.print("history after \(lowest) is kept for consumer \(names) (at \(lowest), \(behind) behind); commit, move or remove it to prune further")
     }
 }

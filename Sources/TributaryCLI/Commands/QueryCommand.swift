@@ -6,7 +6,14 @@ struct QueryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
         abstract: "Print the rows of an entity matching a predicate.",
-        discussion: "Example: tributary query blog.sqlite --entity Post --where \"ANY tags.name == 'swift'\" --sort createdAt:desc --limit 5 --json"
+        discussion: """
+            A table for people: on a terminal, columns are narrowed to its width (cut with …), rows \
+            are shown one block each (as psql's \\x) when the columns cannot fit or with --vertical, \
+            and output longer than the screen goes through $PAGER (less -FRSX when unset; never \
+            when piped). --json prints NDJSON: each row's objectID, its attributes and to-one \
+            relationships, and its to-many relationships as lists of object IDs.
+            Example: tributary query blog.sqlite --entity Post --where "ANY tags.name == 'swift'" --sort createdAt:desc --limit 5 --json
+            """
     )
 
     @OptionGroup var storeOptions: StoreOptions
@@ -15,31 +22,55 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Sort key, key:asc or key:desc; repeat for several.")
     var sort: [String] = []
 
-    @Option(name: .long, help: "At most this many rows.")
+    @Option(name: .long, help: "At most this many rows (0: all).")
     var limit: Int = 0
 
     @Flag(name: .long, help: "NDJSON: one object a line.")
     var json = false
 
+    @Flag(name: [.customShort("x"), .long], help: "One block a row, a line a property (psql's \\x).")
+    var vertical = false
+
+    func validate() throws {
+        guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, not \(limit)") }
+        if json && vertical { throw ValidationError("--json and --vertical exclude each other") }
+    }
+
     func run() async throws {
         let coordinator = try storeOptions.open(readOnly: true)
-        var request = FetchRequest(entityName: entityOptions.entity, predicate: try entityOptions.parsedPredicate())
+        let entity = try coordinator.requireModel().requireEntity(entityOptions.entity)
+        var request = FetchRequest(entityName: entity.name, predicate: try entityOptions.parsedPredicate())
         request.sortDescriptors = try sort.map { try SortDescriptor(parsing: $0) }
-        request.fetchLimit = max(0, limit)
+        request.fetchLimit = limit
         if json {
-            try coordinator.enumerate(request) { batch in
-                var out = ""
-                for row in batch {
-                    out += RowFormatter.ndjson(row)
-                    out += "\n"
+            try printJSON(coordinator, request: request, entity: entity)
+            return
+        }
+        let rows = try coordinator.fetch(request)
+        let keys = rows.first?.keys ?? entity.attributes.map(\.name) + entity.relationships.filter { !$0.isToMany }.map(\.name)
+        let width = TerminalSize.current?.columns
+        var lines = vertical ? nil : RowFormatter.table(rows, keys: keys, width: width)
+        if lines == nil { lines = RowFormatter.vertical(rows, keys: keys, width: width) }
+        TerminalSize.printPaged((lines ?? []) + ["(\(Plural.counted(rows.count, "\(entity.name) row")))"])
+    }
+
+    /// NDJSON in batches; to-many relationships are read through a context, a batch at a time.
+    private func printJSON(_ coordinator: PersistentStoreCoordinator, request: FetchRequest, entity: EntityDescription) throws {
+        let toMany = entity.relationships.filter(\.isToMany).map(\.name)
+        let context = toMany.isEmpty ? nil : ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try coordinator.enumerate(request) { batch in
+            var out = ""
+            for row in batch {
+                var members: [(String, [ObjectID])] = []
+                if let context {
+                    let object = try context.object(with: row.objectID)
+                    for name in toMany { members.append((name, try object.objectIDs(forRelationshipNamed: name))) }
                 }
-                Console.print(out, terminator: "")
+                out += RowFormatter.ndjson(row, toMany: members)
+                out += "\n"
             }
-        } else {
-            let rows = try coordinator.fetch(request)
-            let keys = rows.first?.keys ?? []
-            for line in RowFormatter.table(rows, keys: keys) { Console.print(line) }
-            Console.print("(\(rows.count) \(rows.count == 1 ? "row" : "rows"))")
+            context?.reset()
+            Console.print(out, terminator: "")
         }
     }
 }

@@ -44,17 +44,40 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         if directory.lowercased().hasPrefix("nats://") { return try replayFromNATS() }
-        let limit = try until.map { try ReplayLimit(parsing: $0) }
-        let givenModel = try model.map { try ManagedObjectModel(yamlFile: URL(fileURLWithPath: $0)) }
-        let replayer = try StreamReplayer(directory: URL(fileURLWithPath: directory), model: givenModel)
-        // Verify before touching the target, so a damaged stream creates no store.
-        _ = try StreamVerifier(directory: URL(fileURLWithPath: directory)).verify()
-        let target = try replayer.openTarget(at: URL(fileURLWithPath: into))
-        let summary = try replayer.replay(into: target, until: limit, resume: resume, verified: true) { progress in
-            Console.progress("replayed \(progress.records) records")
+        let targetURL = URL(fileURLWithPath: into)
+        let existed = FileManager.default.fileExists(atPath: targetURL.path)
+        var opened: PersistentStoreCoordinator?
+        do {
+            try replayFromDirectory(targetURL) { opened = $0 }
+        } catch {
+            // A replay that fails leaves no new store behind (nor its position file), so that
+            // the retry, with another --model say, starts as the first attempt did.
+            if let opened { for store in opened.persistentStores { opened.remove(store) } }
+            if !existed { ReplayTarget.remove(targetURL) }
+            throw error
         }
-        Console.endProgress()
-        Console.print("replayed \(summary.records) records into \(into)\(summary.last.map { " through \($0)" } ?? "")")
+    }
+
+    private func replayFromDirectory(_ targetURL: URL, opened: (PersistentStoreCoordinator) -> Void) throws {
+        let streamURL = URL(fileURLWithPath: directory)
+        let limit = try until.map { try ReplayLimit(parsing: $0) }
+        try ReplayTarget.checkStreamDirectory(streamURL)
+        let givenModel = try model.map { try ManagedObjectModel(yamlFile: URL(fileURLWithPath: $0)) }
+        let replayer = try StreamReplayer(directory: streamURL, model: givenModel)
+        // Verify before touching the target, so a damaged stream creates no store.
+        _ = try StreamVerifier(directory: streamURL).verify()
+        if let manifest = try StreamManifest.load(from: streamURL) {
+            try ReplayTarget.checkLimit(limit, manifest: manifest)
+            try ReplayTarget.checkNotSource(targetURL, manifest: manifest)
+        }
+        let target = try replayer.openTarget(at: targetURL)
+        opened(target)
+        let progress = ProgressLine(verb: "replayed", noun: "record")
+        let summary = try replayer.replay(into: target, until: limit, resume: resume, verified: true) { summary in
+            progress.update(summary.records)
+        }
+        progress.finish()
+        Console.print("replayed \(Plural.counted(summary.records, "record")) into \(into)\(summary.last.map { " through \($0)" } ?? "")\(progress.rateText(summary.records))")
     }
 
     private func replayFromNATS() throws {

@@ -35,6 +35,9 @@ struct RunCommand: AsyncParsableCommand {
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw ValidationError("two pipelines are named '\(duplicate)'; give each its own name:")
         }
+        for file in files {
+            if let line = try PipelinePreflight.check(file) { Console.warn(line) }
+        }
         let servers = try MetricsServer.bootstrap(addresses: files.compactMap(\.metricsAddress))
         defer { for server in servers { server.stop() } }
         for server in servers { Console.warn("serving metrics on http://\(server.host):\(server.port)/metrics") }

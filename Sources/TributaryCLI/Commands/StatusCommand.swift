@@ -9,8 +9,8 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show each history consumer's position, state and lag, and the history kept.",
         discussion: """
             Example: tributary status blog.sqlite --json
-            Lag is counted in changes and in seconds between the consumer's next transaction and
-            the newest. --json prints one object: consumers, oldestKeptToken, currentToken, history.
+            \(ConsumerTable.lagHelp) --json prints one object: consumers (with lagChanges too), \
+            oldestKeptToken, currentToken, history.
             """
     )
 
@@ -55,19 +55,11 @@ struct StatusCommand: AsyncParsableCommand {
             Console.print(w.text)
             return
         }
-        Console.print("history: \(size.transactions) transactions, \(size.changes) changes, \(size.payloadBytes) payload bytes; oldest kept \(oldest), current \(current)")
+        Console.print("history: \(Plural.counted(size.transactions, "transaction")), \(Plural.counted(size.changes, "change")), \(Plural.counted(size.payloadBytes, "payload byte")); oldest kept \(oldest), current \(current)")
         if consumers.isEmpty {
             Console.print("no consumers")
             return
         }
-        Console.print("name                 token            state     lag (changes)  lag (s)   last commit")
-        for (consumer, lag) in zip(consumers, lags) {
-            let name = consumer.name.padding(toLength: max(20, consumer.name.count), withPad: " ", startingAt: 0)
-            let token = consumer.token.description.padding(toLength: 16, withPad: " ", startingAt: 0)
-            let state = consumer.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
-            let changes = String(lag).padding(toLength: 14, withPad: " ", startingAt: 0)
-            let seconds = String(format: "%.1f", consumer.lagSeconds).padding(toLength: 9, withPad: " ", startingAt: 0)
-            Console.print("\(name) \(token) \(state) \(changes) \(seconds) \(ISO8601.string(from: consumer.committedAt))")
-        }
+        for line in ConsumerTable.lines(consumers) { Console.print(line) }
     }
 }

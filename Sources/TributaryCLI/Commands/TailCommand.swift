@@ -20,8 +20,11 @@ struct TailCommand: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var filters: HistoryFilterOptions
 
-    @Option(name: [.customShort("n"), .customLong("lines")], help: "How many of the last matching transactions to print first (without --consumer).")
+    @Option(name: [.customShort("n"), .customLong("lines")], help: "How many of the last matching transactions (not lines) to print first, without --consumer.")
     var count = 10
+
+    @Option(name: .customLong("max-changes"), help: "Print at most this many changes of a transaction, then how many more there are.")
+    var maxChanges: Int?
 
     @Flag(name: [.customShort("f"), .long], help: "Keep printing transactions as they commit, until SIGINT or SIGTERM.")
     var follow = false
@@ -34,6 +37,7 @@ struct TailCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard count >= 0 else { throw ValidationError("-n must be 0 or more, not \(count)") }
+        if let maxChanges, maxChanges < 0 { throw ValidationError("--max-changes must be 0 or more, not \(maxChanges)") }
         if follow && filters.through != nil { throw ValidationError("--through cannot be combined with --follow, which has no end") }
         if consumer != nil && (filters.after != nil || filters.through != nil) {
             throw ValidationError("--consumer starts after the consumer's own position: leave out --after and --through")
@@ -42,7 +46,7 @@ struct TailCommand: AsyncParsableCommand {
 
     func run() async throws {
         let coordinator = try storeOptions.open(readOnly: consumer == nil)
-        let filter = try filters.filter()
+        let filter = try filters.filter(checkedIn: coordinator)
         var configuration = HistoryWatcher.Configuration(consumerName: consumer)
         configuration.filter = filter
         configuration.batchSize = 200
@@ -54,25 +58,30 @@ struct TailCommand: AsyncParsableCommand {
         }
         let watcher = try HistoryWatcher(coordinator: coordinator, configuration: configuration)
         guard follow else {
-            try await watcher.deliverPending { write($0) }
+            var printed = 0
+            try await watcher.deliverPending { batch in
+                printed += batch.count
+                write(batch)
+            }
+            if printed == 0 && !json { Console.print("(0 transactions)") }
             return
         }
         try await followUntilSignalled(watcher)
     }
 
-    /// Prints the last `count` transactions matching `filter` up to `through`.
+    /// Prints the last `count` transactions matching `filter` up to `through`, oldest first,
+    /// reading history backwards a page at a time.
     private func printLast(_ coordinator: PersistentStoreCoordinator, filter: HistoryFilter, through head: PersistentHistoryToken) throws {
         guard count > 0 else { return }
         var bounded = filter
         bounded.through = filter.through.map { min($0, head) } ?? head
-        var request = PersistentHistoryChangeRequest.fetchHistory(withFilter: bounded)
-        request.fetchBatchSize = 200
         var last: [PersistentHistoryTransaction] = []
-        try coordinator.enumerateHistory(request) { batch in
-            last += batch
-            if last.count > count { last.removeFirst(last.count - count) }
+        try HistoryPages.newestFirst(coordinator, filter: bounded) { transaction in
+            last.append(transaction)
+            return last.count < count
         }
-        write(last)
+        write(Array(last.reversed()))
+        if last.isEmpty && !follow && !json { Console.print("(0 transactions)") }
     }
 
     /// Runs the watcher until SIGINT or SIGTERM; a consumer that is gone or expired ends it with an error.
@@ -107,7 +116,7 @@ struct TailCommand: AsyncParsableCommand {
         guard !transactions.isEmpty else { return }
         var out = ""
         for transaction in transactions {
-            out += json ? transaction.jsonLine + "\n" : HistoryFormatter.lines(transaction).joined(separator: "\n") + "\n"
+            out += json ? transaction.jsonLine + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges).joined(separator: "\n") + "\n"
         }
         FileHandle.standardOutput.write(Data(out.utf8))
     }

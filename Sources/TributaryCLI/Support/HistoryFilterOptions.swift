@@ -51,6 +51,13 @@ struct HistoryFilterOptions: ParsableArguments {
         return filter
     }
 
+    /// The filter, with its entity names checked against the store's model (a name the model
+    /// lacks could never match, and would look like "no history").
+    func filter(checkedIn coordinator: PersistentStoreCoordinator) throws -> HistoryFilter {
+        try coordinator.requireEntities(entity, option: "--entity")
+        return try filter()
+    }
+
     static func date(_ text: String, option: String) throws -> Date {
         guard let date = ISO8601.date(from: text) else {
             throw TributaryError(.invalidInput, "'\(text)' is not a date", location: option, hint: "give an ISO 8601 date such as 2024-05-01T12:00:00Z")

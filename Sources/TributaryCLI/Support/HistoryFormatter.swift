@@ -3,12 +3,15 @@ import Tributary
 /// Prints history transactions for people: a header line per transaction and a line per change,
 /// updates with their before and after values side by side.
 enum HistoryFormatter {
-    static func lines(_ transaction: PersistentHistoryTransaction) -> [String] {
+    /// The transaction's header and its changes; with `maxChanges`, only that many changes
+    /// and a line saying how many more there are.
+    static func lines(_ transaction: PersistentHistoryTransaction, maxChanges: Int? = nil) -> [String] {
         var header = "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))"
-        header += "  author=\(transaction.author ?? "-")  context=\(transaction.contextName ?? "-")  \(transaction.processName)[\(transaction.processID)]"
-        header += "  \(transaction.changeCount) \(transaction.changeCount == 1 ? "change" : "changes")"
+        header += "  author=\(escaped(transaction.author))  context=\(escaped(transaction.contextName))  \(TerminalText.escaped(transaction.processName))[\(transaction.processID)]"
+        header += "  \(Plural.counted(transaction.changeCount, "change"))"
         var lines = [header]
-        for change in transaction.changes {
+        let shown = maxChanges.map { min($0, transaction.changes.count) } ?? transaction.changes.count
+        for change in transaction.changes.prefix(shown) {
             let object = "\(change.entityName)/p\(change.changedObjectID.primaryKey)"
             switch change.changeType {
             case .insert:
@@ -32,14 +35,33 @@ enum HistoryFormatter {
                 lines.append("  - delete \(object)  \(values.joined(separator: "  "))")
             }
         }
+        if shown < transaction.changes.count {
+            lines.append("  … and \(Plural.counted(transaction.changes.count - shown, "more change"))")
+        }
         return lines
+    }
+
+    /// One line: token, time, author, context and the changes counted by type
+    /// (`1042-6f9619ff  2024-05-01T12:00:00Z  importer  import  3 inserts, 1 update`).
+    static func oneline(_ transaction: PersistentHistoryTransaction) -> String {
+        var counts: [PersistentHistoryChangeType: Int] = [:]
+        for change in transaction.changes { counts[change.changeType, default: 0] += 1 }
+        let types: [(PersistentHistoryChangeType, String)] = [(.insert, "insert"), (.update, "update"), (.delete, "delete")]
+        let parts = types.compactMap { type, noun in counts[type].map { Plural.counted($0, noun) } }
+        let text = parts.isEmpty ? "no changes" : parts.joined(separator: ", ")
+        return "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))  \(escaped(transaction.author))  \(escaped(transaction.contextName))  \(text)"
+    }
+
+    /// A name from history, escaped for the terminal, or `-` when there is none.
+    static func escaped(_ name: String?) -> String {
+        name.map(TerminalText.escaped) ?? "-"
     }
 
     static func show(_ value: AttributeValue?) -> String {
         guard let value else { return "-" }
         switch value {
         case .null: return "nil"
-        case .string(let s): return "\"\(s.count > 60 ? String(s.prefix(59)) + "…" : s)\""
+        case .string(let s): return "\"\(TerminalText.escaped(s.count > 60 ? String(s.prefix(59)) + "…" : s))\""
         case .objectID(let id): return "\(id.entityName)/p\(id.primaryKey)"
         case .data(let d): return "<\(d.count) bytes>"
         default: return value.description

@@ -2,37 +2,68 @@ import Tributary
 
 /// Prints fetched rows as NDJSON or as a readable table.
 enum RowFormatter {
-    /// One JSON object per row, keys named after the model's properties.
-    static func ndjson(_ row: FetchedRow) -> String {
+    /// One JSON object per row: `objectID` (as history's changes name it), then keys named
+    /// after the model's properties, to-many relationships as lists of object ID URIs.
+    static func ndjson(_ row: FetchedRow, toMany: [(String, [ObjectID])] = []) -> String {
         var json = JSONWriter()
         json.object { object in
+            object.field("objectID", .objectID(row.objectID))
             for (key, value) in zip(row.keys, row.values) { object.field(key, value) }
+            for (key, members) in toMany { object.field(key, .array(members.map { .objectID($0) })) }
         }
         return json.text
     }
 
-    /// A table with a header, columns padded to their widest cell (capped).
-    static func table(_ rows: [FetchedRow], keys: [String]) -> [String] {
+    /// A table with a header, columns padded to their widest cell (at most 40 characters),
+    /// narrowed to `width` when given (widest columns first, cut with an ellipsis); nil when
+    /// the columns cannot fit in `width` even at a few characters each.
+    static func table(_ rows: [FetchedRow], keys: [String], width: Int? = nil) -> [String]? {
         let header = ["id"] + keys
         let cells = rows.map { row in ["p\(row.objectID.primaryKey)"] + row.values.map { cell($0) } }
         var widths = header.map(\.count)
         for line in cells {
             for (i, cell) in line.enumerated() { widths[i] = min(40, max(widths[i], cell.count)) }
         }
+        if let width {
+            let gaps = 2 * (widths.count - 1)
+            let narrowest = 4
+            guard widths.count * narrowest + gaps <= width else { return nil }
+            while widths.reduce(0, +) + gaps > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }) {
+                widths[widest] -= 1
+            }
+        }
         func render(_ line: [String]) -> String {
             zip(line, widths).map { cell, width in
-                let text = cell.count > width ? String(cell.prefix(width - 1)) + "…" : cell
+                let text = cell.count > width ? String(cell.prefix(max(0, width - 1))) + "…" : cell
                 return text.padding(toLength: width, withPad: " ", startingAt: 0)
             }.joined(separator: "  ").trimmingTrailingSpaces()
         }
         return [render(header), render(widths.map { String(repeating: "-", count: $0) })] + cells.map(render)
     }
 
+    /// One block per row, a line per property, as psql's expanded display (`\x`) prints them.
+    static func vertical(_ rows: [FetchedRow], keys: [String], width: Int? = nil) -> [String] {
+        let names = ["id"] + keys
+        let nameWidth = names.map(\.count).max() ?? 2
+        var lines: [String] = []
+        for (number, row) in rows.enumerated() {
+            let title = "-[ RECORD \(number + 1) ]"
+            lines.append(title + String(repeating: "-", count: max(0, min(width ?? 40, 40) - title.count)))
+            let values = ["p\(row.objectID.primaryKey)"] + row.values.map { cell($0) }
+            for (name, value) in zip(names, values) {
+                var text = value
+                if let width, nameWidth + 3 + text.count > width { text = String(text.prefix(max(1, width - nameWidth - 4))) + "…" }
+                lines.append("\(name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)) | \(text)".trimmingTrailingSpaces())
+            }
+        }
+        return lines
+    }
+
     static func cell(_ value: AttributeValue) -> String {
         switch value {
         case .null: return ""
         case .objectID(let id): return "\(id.entityName)/p\(id.primaryKey)"
-        default: return value.description.replacingOccurrences(of: "\n", with: " ")
+        default: return TerminalText.escaped(value.description)
         }
     }
 }

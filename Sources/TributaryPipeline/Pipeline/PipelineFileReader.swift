@@ -106,7 +106,7 @@ struct PipelineFileReader {
     private func readSource(_ node: Node, pipelineName: String) throws -> PipelineFile.Source {
         let map = try mapping(node, "source", allowed: Self.sourceKeys)
         guard let storeNode = map["store"] else { throw fail(node, "source.store", "the source has no store", hint: "add store: ${TRIBUTARY_STORE}") }
-        var source = PipelineFile.Source(store: try string(storeNode, "source.store"), consumer: try map["consumer"].map { try string($0, "source.consumer") } ?? pipelineName)
+        var source = PipelineFile.Source(store: try storePath(storeNode), consumer: try map["consumer"].map { try string($0, "source.consumer") } ?? pipelineName)
         if let n = map["entities"] { source.filter.entities = try strings(n, "source.entities") }
         if let n = map["authors"] { source.filter.authors = try strings(n, "source.authors") }
         if let n = map["exclude_authors"] { source.filter.excludedAuthors = try strings(n, "source.exclude_authors") }
@@ -121,6 +121,15 @@ struct PipelineFileReader {
         }
         if let n = map["snapshot"] { source.snapshot = try bool(n, "source.snapshot") }
         return source
+    }
+
+    /// The store's path: a relative path written in the file is resolved from the file's
+    /// directory; one that comes from the environment (`${TRIBUTARY_STORE}`) from the working
+    /// directory, as the shell that set it would.
+    private func storePath(_ node: Node) throws -> String {
+        let text = try string(node, "source.store")
+        guard !text.hasPrefix("/"), !raw(node).contains("${") else { return text }
+        return URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(text).standardizedFileURL.path
     }
 
     private func readTransform(_ node: Node, key: String) throws -> RecordTransform {
