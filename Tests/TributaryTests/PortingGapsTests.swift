@@ -54,4 +54,123 @@ import Testing
         #expect(error.message.contains("filter"))
         #expect(try coordinator.fetchHistory(.fetchHistory(after: nil)).count == 2)
     }
+
+    // MARK: 6. Context fetches honour resultType
+
+    @Test func contextFetchesRowsAndIDsThroughItsGeneration() throws {
+        let dir = TemporaryDirectory()
+        let coordinator = try Fixtures.blogCoordinator(PersistentStoreDescription(url: dir.file("g.sqlite")))
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 3)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.setQueryGenerationFrom(.current)
+        var request = FetchRequest(entityName: "Post", sortDescriptors: [SortDescriptor("title")])
+        request.resultType = .dictionary
+        request.propertiesToFetch = ["title"]
+        #expect(try context.fetchRows(request).map(\.dictionary) == [["title": "Post 0"], ["title": "Post 1"], ["title": "Post 2"]])
+        try coordinator.execute(BatchDeleteRequest(objectIDs: [posts[0]]))   // after the pinned generation
+        #expect(try context.fetchRows(request).count == 3)                      // the context's generation
+        #expect(try context.fetchObjectIDs(request) == posts)
+        #expect(try coordinator.fetch(request).count == 2)                      // the store now
+        let error = try #require(throws: TributaryError.self) { try context.fetch(request) }
+        #expect(error.hint?.contains("fetchRows") == true)
+        request.resultType = .objectID
+        #expect(throws: TributaryError.self) { try context.fetch(request) }
+        #expect(try context.fetch(FetchRequest(entityName: "Post")).count == 3)   // objects by default
+    }
+
+    // MARK: 8. Entity classes come from the model
+
+    final class Quake: ManagedObject, EntityNamed, @unchecked Sendable {
+        static let entityName = "Quake"
+        @Managed("magnitude") var magnitude: Double
+        @Managed("depth") var depth: Float
+        @Managed("count") var count: Int16
+        @Managed("total") var total: Int32
+    }
+
+    static func quakeModel() throws -> ManagedObjectModel {
+        try ManagedObjectModel {
+            Entity(Quake.self) {
+                Attribute("magnitude", .double, optional: false, default: 0)
+                Attribute("depth", .double, default: 0)
+                Attribute("count", .integer, default: 0)
+                Attribute("total", .integer, default: 0)
+            }
+        }
+    }
+
+    @Test func entityClassesComeFromTheModel() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.quakeModel())
+        try coordinator.addPersistentStore(with: .inMemory())
+        try coordinator.execute(BatchInsertRequest(entityName: "Quake", objects: [["magnitude": 4.5]]))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let object = try #require(try context.fetch(FetchRequest(entityName: "Quake")).first)
+        let quake = try #require(object as? Quake)   // no registerSubclass
+        #expect(quake.magnitude == 4.5)
+        #expect(try Self.quakeModel() == (try ManagedObjectModel { Entity("Quake") {
+            Attribute("magnitude", .double, optional: false, default: 0)
+            Attribute("depth", .double, default: 0)
+            Attribute("count", .integer, default: 0)
+            Attribute("total", .integer, default: 0)
+        } }))   // the class is not part of the model's value
+    }
+
+    @Test func aYAMLModelRegistersItsClasses() throws {
+        var model = try ManagedObjectModel(yaml: "entities:\n  Quake:\n    attributes:\n      magnitude: { type: double, default: 0 }\n      depth: float\n      count: int16\n      total: int32\n")
+        try model.registerSubclass(Quake.self)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(with: .inMemory())
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let object = try context.insertNewObject(forEntityName: "Quake")
+        #expect(object is Quake)
+    }
+
+    // MARK: Int16, Int32, Float
+
+    @Test func sizedNumbersReadAndWrite() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.quakeModel())
+        try coordinator.addPersistentStore(with: .inMemory())
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let quake = try context.insert(Quake.self)
+        quake.depth = 10.5
+        quake.count = 300
+        quake.total = 70_000
+        try context.save()
+        let reread = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let again = try #require(try reread.fetch(Quake.self).first)
+        #expect(again.depth == 10.5)
+        #expect(again.count == 300)
+        #expect(again.total == 70_000)
+        again["count"] = .integer(40_000)   // too big for an Int16
+        #expect(throws: TributaryError.self) { try again.value(forKey: "count", as: Int16.self) }
+    }
+
+    // MARK: Batch requests
+
+    @Test func batchDeleteByObjectIDs() throws {
+        let coordinator = try Fixtures.blogCoordinator(.inMemory())
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 4)
+        #expect(try coordinator.execute(BatchDeleteRequest(objectIDs: [posts[0], posts[2]])).count == 2)
+        #expect(try coordinator.execute(BatchDeleteRequest(objectIDs: [])).count == 0)   // nothing, never everything
+        #expect(try coordinator.fetchObjectIDs(FetchRequest(entityName: "Post")) == [posts[1], posts[3]])
+        let result = BatchResult(count: 1, deleted: 1, objectIDs: [posts[1]])
+        #expect(result.deleted == 1 && result.objectIDs == [posts[1]])
+    }
+}
+
+extension PortingGapsTests {
+    @Test func typedFetchRequests() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.quakeModel())
+        try coordinator.addPersistentStore(with: .inMemory())
+        try coordinator.execute(BatchInsertRequest(entityName: "Quake", objects: (0..<10).map { ["magnitude": .double(Double($0))] }))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        var request = Quake.fetchRequest()
+        request.predicate = try StorePredicate(format: "magnitude >= %@", 3.0)
+        request.sortDescriptors = [SortDescriptor("magnitude", ascending: false)]
+        request.fetchLimit = 2
+        request.fetchBatchSize = 1
+        let quakes: [Quake] = try context.fetch(request)
+        #expect(quakes.map(\.magnitude) == [9, 8])
+        #expect(try context.count(for: request) == 2)
+    }
 }

@@ -22,8 +22,19 @@ final class ObjectClassRegistry: Sendable {
     private let classes = Locked<[String: ManagedObject.Type]>([:])
 
     func register<T: EntityNamed>(_ type: T.Type) {
+        register(type, for: T.entityName)
+    }
+
+    func register(_ type: ManagedObject.Type, for entityName: String) {
         classes.withLock { classes in
-            if classes[T.entityName] == nil { classes[T.entityName] = type }
+            if classes[entityName] == nil { classes[entityName] = type }
+        }
+    }
+
+    /// Registers the classes the model maps its entities to.
+    func register(_ model: ManagedObjectModel?) {
+        for entity in model?.entities ?? [] {
+            if let type = entity.managedObjectClass { register(type, for: entity.name) }
         }
     }
 

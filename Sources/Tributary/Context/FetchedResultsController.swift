@@ -36,7 +36,7 @@ public final class FetchedResultsController: @unchecked Sendable {
     public let managedObjectContext: ManagedObjectContext
     /// The key path whose value names each object's section (sections come in its order).
     public let sectionNameKeyPath: String?
-    /// Told of each change, in the context's lock.
+    /// Told of each change, in the context's lock, on its queue (see ``FetchedResultsControllerDelegate``).
     public weak var delegate: (any FetchedResultsControllerDelegate)?
 
     private var rows: [Row] = []
@@ -184,7 +184,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         let change = FetchedResultsChange(old: old, new: rows, removed: removed, inserted: inserted, updated: updated,
                                           id: { ObjectID(storeID: storeID, entityName: entityName, primaryKey: $0) }, sectioned: sectionNameKeyPath != nil)
         guard !change.isEmpty else { return }
-        delegate?.controller(self, didChange: change)
+        if let delegate { tell(delegate, change, old: old, new: rows) }
         for continuation in continuations.values { continuation.yield(change) }
     }
 
@@ -218,7 +218,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         return a.key < b.key
     }
 
-    private func id(_ key: Int64) -> ObjectID {
+    func id(_ key: Int64) -> ObjectID {
         ObjectID(storeID: storeID, entityName: fetchRequest.entityName, primaryKey: key)
     }
 
@@ -233,18 +233,6 @@ public final class FetchedResultsController: @unchecked Sendable {
         }
         return sections
     }
-}
-
-/// Told of each change of a ``FetchedResultsController``'s results.
-///
-/// ```swift
-/// final class PostList: FetchedResultsControllerDelegate {
-///     func controller(_ controller: FetchedResultsController, didChange change: FetchedResultsChange) { reload(change) }
-/// }
-/// ```
-public protocol FetchedResultsControllerDelegate: AnyObject, Sendable {
-    /// The results changed as `change` says.
-    func controller(_ controller: FetchedResultsController, didChange change: FetchedResultsChange)
 }
 
 /// One section of a controller's results.

@@ -22,7 +22,7 @@ extension ManagedObjectContext {
         return try persistentStoreCoordinator.execute(request)
     }
 
-    /// Runs a batch update under the context's author and name (see ``execute(_:)-(BatchInsertRequest)``).
+    /// Runs a batch update under the context's author and name (see the batch insert `execute(_:)`).
     ///
     /// ```swift
     /// try context.execute(BatchUpdateRequest(entityName: "Quake", propertiesToUpdate: ["reviewed": true]))
@@ -34,7 +34,7 @@ extension ManagedObjectContext {
         return try persistentStoreCoordinator.execute(request)
     }
 
-    /// Runs a batch delete under the context's author and name (see ``execute(_:)-(BatchInsertRequest)``).
+    /// Runs a batch delete under the context's author and name (see the batch insert `execute(_:)`).
     ///
     /// ```swift
     /// var request = BatchDeleteRequest(objectIDs: ids)

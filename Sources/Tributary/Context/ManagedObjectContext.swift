@@ -341,8 +341,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
             let store = try requireStore()
             let layout = try store.contextSchema.entity(request.entityName)
             var objects: [ManagedObject] = []
-            if request.resultType == .count {
+            switch request.resultType {
+            case .managedObject: break
+            case .count:
                 throw TributaryError(.invalidInput, "a context fetch returns objects", location: request.entityName, hint: "use count(for:) for a count")
+            case .dictionary:
+                throw TributaryError(.invalidInput, "fetch(_:) returns objects, and the request asks for dictionaries", location: request.entityName,
+                                     hint: "use context.fetchRows(_:) for dictionary results, or set resultType to .managedObject")
+            case .objectID:
+                throw TributaryError(.invalidInput, "fetch(_:) returns objects, and the request asks for object IDs", location: request.entityName,
+                                     hint: "use context.fetchObjectIDs(_:) for object IDs, or set resultType to .managedObject")
             }
             var idRequest = request
             idRequest.resultType = .objectID

@@ -1,4 +1,4 @@
-/// What ``ManagedObjectContext/execute(_:)-(PersistentHistoryChangeRequest)`` returns for a history
+/// What `ManagedObjectContext.execute(_:)` returns for a history
 /// request, following the request's ``HistoryResultType`` (Core Data's `NSPersistentHistoryResult`).
 ///
 /// ```swift

@@ -34,7 +34,7 @@ struct FetchQuery {
         var names: [String] = []
         var columns: [Column] = []
         var selected = ["t0.\"_pk\""]
-        if request.resultType == .dictionary {
+        if request.resultType == .dictionary || request.resultType == .managedObject {
             let wanted = request.propertiesToFetch ?? (table.entity.attributes.map(\.name) + table.entity.relationships.filter { !$0.isToMany }.map(\.name))
             for name in wanted {
                 if let attribute = table.entity.attribute(named: name) {

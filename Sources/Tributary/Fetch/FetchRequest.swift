@@ -1,8 +1,12 @@
 /// What a fetch returns.
 public enum FetchResultType: Sendable, Equatable {
-    /// Rows as values by property name (Core Data's dictionary result type).
+    /// Objects (the default, Core Data's managed object result type): a context's
+    /// `ManagedObjectContext.fetch(_:)` makes objects; a coordinator, which has none, returns rows.
+    case managedObject
+    /// Rows as values by property name (Core Data's dictionary result type); a context
+    /// returns them from ``ManagedObjectContext/fetchRows(_:)``.
     case dictionary
-    /// Object IDs only.
+    /// Object IDs only; a context returns them from ``ManagedObjectContext/fetchObjectIDs(_:)``.
     case objectID
     /// The number of matching rows.
     case count
@@ -67,7 +71,7 @@ public struct FetchRequest: Sendable, Equatable {
     /// Rows per batch when enumerating; 0 means the default of 1,000.
     public var fetchBatchSize = 0
     /// What the fetch returns.
-    public var resultType: FetchResultType = .dictionary
+    public var resultType: FetchResultType = .managedObject
     /// The properties included in dictionary results; all attributes and to-one relationships when nil.
     public var propertiesToFetch: [String]?
     /// Relationships (dotted key paths allowed) whose objects a context fetch loads

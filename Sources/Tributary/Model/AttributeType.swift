@@ -33,7 +33,7 @@ public enum AttributeType: String, Sendable, Codable, CaseIterable {
     static func named(_ text: String) -> AttributeType? {
         switch text.lowercased() {
         case "string", "text": return .string
-        case "integer", "int", "int64", "integer64", "integer 64": return .integer
+        case "integer", "int", "int64", "integer64", "integer 64", "int16", "integer16", "integer 16", "int32", "integer32", "integer 32": return .integer
         case "double", "float", "real": return .double
         case "bool", "boolean": return .bool
         case "date": return .date

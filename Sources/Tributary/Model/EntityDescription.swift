@@ -20,6 +20,19 @@ public struct EntityDescription: Sendable, Codable, Hashable {
     public var uniquenessConstraints: [[String]]
     /// Each index is a list of attribute or to-one relationship names.
     public var indexes: [[String]]
+    /// The ``ManagedObject`` subclass of the entity's objects (Core Data's `managedObjectClassName`);
+    /// nil for ``ManagedObject`` itself. Contexts of a coordinator made with the model make
+    /// objects of this class. Not part of the model's value: not stored, compared or hashed.
+    ///
+    /// ```swift
+    /// Entity(Quake.self) { Attribute("magnitude", .double) }     // sets it
+    /// try model.registerSubclass(Quake.self)                      // or, for a YAML model
+    /// ```
+    public var managedObjectClass: ManagedObject.Type? {
+        get { objectClass.type }
+        set { objectClass = EntityClass(type: newValue) }
+    }
+    var objectClass = EntityClass(type: nil)
 
     /// An entity description.
     public init(name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [], uniquenessConstraints: [[String]] = [], indexes: [[String]] = []) {

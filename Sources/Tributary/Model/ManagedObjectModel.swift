@@ -50,6 +50,20 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         entities.first { $0.name == name }
     }
 
+    /// Makes `type` the class of its entity's objects (for models read from YAML; the DSL's
+    /// `Entity(Quake.self)` does it itself). A coordinator made with the model uses it.
+    ///
+    /// ```swift
+    /// var model = try ManagedObjectModel(yamlFile: url)
+    /// try model.registerSubclass(Quake.self)
+    /// ```
+    public mutating func registerSubclass<T: EntityNamed>(_ type: T.Type) throws {
+        guard let index = entities.firstIndex(where: { $0.name == T.entityName }) else {
+            throw TributaryError(.unknownEntity, "\(T.self) names entity '\(T.entityName)', which the model does not have", hint: "the model has \(entities.map(\.name).joined(separator: ", "))")
+        }
+        entities[index].managedObjectClass = type
+    }
+
     /// The entity named `name`, or an error listing the entities there are.
     public func requireEntity(_ name: String) throws -> EntityDescription {
         guard let entity = entity(named: name) else {

@@ -59,6 +59,25 @@ public struct Entity: Sendable {
         for part in parts() { part.apply(to: &entity) }
         description = entity
     }
+
+    /// An entity named after an ``EntityNamed`` class, whose objects contexts make as that
+    /// class (Core Data's entity class in the model), so `as? Quake` always holds.
+    ///
+    /// ```swift
+    /// final class Quake: ManagedObject, EntityNamed, @unchecked Sendable {
+    ///     static let entityName = "Quake"
+    ///     @Managed("magnitude") var magnitude: Double
+    /// }
+    /// let model = try ManagedObjectModel {
+    ///     Entity(Quake.self) { Attribute("magnitude", .double, optional: false, default: 0) }
+    /// }
+    /// ```
+    public init<T: EntityNamed>(_ type: T.Type, @EntityBuilder _ parts: () -> [any EntityComponent]) {
+        var entity = EntityDescription(name: T.entityName)
+        for part in parts() { part.apply(to: &entity) }
+        entity.managedObjectClass = type
+        description = entity
+    }
 }
 
 /// An attribute in the model DSL.

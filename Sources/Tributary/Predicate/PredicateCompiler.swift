@@ -137,6 +137,11 @@ struct PredicateCompiler {
                            hint: "\(entity.name) has \(entity.propertyNames.joined(separator: ", "))")
         }
         guard let first = path.first else { throw TributaryError(.invalidPredicate, "an empty key path", location: "predicate") }
+        if Self.isSelf(first, in: table.entity) {
+            // `SELF` is the object itself (its ID); `self.title` is `title`.
+            if path.count == 1 { return Scalar(sql: "\(alias).\"_pk\"", kind: .toOne(entity: table.name)) }
+            return try resolve(Array(path.dropFirst()), table: table, alias: alias)
+        }
         if let attribute = table.entity.attribute(named: first) {
             guard path.count == 1 else {
                 throw TributaryError(.invalidPredicate, "'\(first)' is an attribute, so '\(name)' cannot go past it", location: "predicate key path '\(name)'", hint: "use the attribute alone")
@@ -174,6 +179,11 @@ struct PredicateCompiler {
         let inner = nextAlias()
         let rest = try resolve(Array(path.dropFirst()), table: destination, alias: inner)
         return Scalar(sql: "(SELECT \(rest.sql) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\"_pk\" = \(keySQL))", kind: rest.kind)
+    }
+
+    /// Whether `key` is `SELF` (any case) rather than a property of `entity` so named.
+    static func isSelf(_ key: String, in entity: EntityDescription) -> Bool {
+        key.uppercased() == "SELF" && entity.attribute(named: key) == nil && entity.relationship(named: key) == nil
     }
 
     // MARK: Comparing

@@ -25,6 +25,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// A coordinator for `model`, or for whatever model the store holds when nil.
     public init(managedObjectModel: ManagedObjectModel? = nil) {
         self.givenModel = managedObjectModel
+        objectClasses.register(managedObjectModel)
     }
 
     /// The model in force: the open store's, or the one given.
