@@ -27,6 +27,8 @@ test: bootstrap
 	$(MAKE) docs
 
 bench: bootstrap
+	# The import benchmarks run the release CLI, built beside the benchmarks.
+	$(SWIFT) build -c release --package-path Benchmarks --product tributary
 	$(SWIFT) run -c release --package-path Benchmarks TributaryBenchmarks $(BENCH)
 
 # The DocC catalogs of the three libraries; any DocC warning fails.

@@ -43,6 +43,8 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["export_vs_zstd", "bytes_per_change", "bytes_per_change_dictionary"], StreamBenchmarks.exportVsZstd),
     (["replay_vs_batch_insert"], StreamBenchmarks.replayVsBatchInsert),
     (["export_peak_rss_mb", "replay_peak_rss_mb"], StreamBenchmarks.peakMemory),
+    (["cli_import_vs_batch_insert"], ImportBenchmarks.cliVsBatchInsert),
+    (["import_peak_rss_mb"], ImportBenchmarks.peakMemory),
     (["sink_fts_vs_bulk"], PipelineBenchmarks.ftsVsBulk),
     (["sink_http_vs_bulk", "sink_http_vs_direct"], PipelineBenchmarks.httpVsBulk),
     (["sink_fts_latency_p99_ms", "sink_http_latency_p99_ms"], PipelineBenchmarks.latency),

@@ -24,6 +24,13 @@ struct BatchInserter {
     private var updateStatements: [UInt64: Statement] = [:]
     /// Statements of inserts given primary keys (replicas), by mask.
     private var keyedStatements: [UInt64: Statement] = [:]
+    /// Whether a row matching an existing one on a unique constraint also sets the existing
+    /// row's relationships given (to-many ones to exactly the objects listed), as NDJSON
+    /// imports do. Off for ``BatchInsertRequest``, which leaves them alone.
+    var setsLinksOnUpdate = false
+    /// Owned to-one relationships whose inverse is to-one: their data column and name. A row
+    /// linked to an object takes it from any other row of the table that held it.
+    private let oneToOneColumns: [(index: Int, name: String)]
     /// The history recorder's capture of this table when inserted rows are recorded from
     /// the values bound (``HistoryRecorder/recordingBoundInsert(capture:values:_:)``).
     private let boundInsertCapture: Int?
@@ -38,6 +45,10 @@ struct BatchInserter {
         self.nowColumns = table.attributes.indices.filter { table.attributes[$0].derivation == .now }
         self.boundInsertCapture = store.database.recorder.boundInsertCapture(table: entityName)
         self.splitsUpsert = !table.entity.uniquenessConstraints.isEmpty && store.schema.tablesWithUpdateTriggers.contains(entityName)
+        self.oneToOneColumns = table.foreignKeys.enumerated().compactMap { j, relationship in
+            let inverse = try? store.schema.table(relationship.destinationEntity).entity.relationship(named: relationship.inverseName)
+            return inverse?.isToMany == false ? (table.attributes.count + j, table.dataColumns[table.attributes.count + j]) : nil
+        }
         self.linkRelationships = table.entity.relationships.filter { relationship in
             if case .foreignKeyHere = table.storage[relationship.name]! { return false }
             return true
@@ -202,15 +213,26 @@ struct BatchInserter {
             for (relationship, value) in links {
                 try link(insertedKey, relationship, value, row: row, on: db)
             }
+            try detachOtherOwners(of: insertedKey, mask: mask, values: values, on: db)
         } else {
             result.updated += 1
             if let givenKey {
                 // A keyed insert updates the row with its key in the same statement.
                 if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: givenKey)) }
+                try detachOtherOwners(of: givenKey, mask: mask, values: values, on: db)
                 return
             }
-            let key = splitsUpsert || resultType == .objectIDs ? try matchedKey(values, on: db) : 0
+            let setsOneToOne = oneToOneColumns.contains { mask & (1 << UInt64($0.index)) != 0 }
+            let relinks = setsLinksOnUpdate && !links.isEmpty
+            let key = splitsUpsert || resultType == .objectIDs || relinks || setsOneToOne ? try matchedKey(values, on: db) : 0
             if splitsUpsert { try update(key, mask: mask, values: values, row: row, on: db) }
+            if setsOneToOne { try detachOtherOwners(of: key, mask: mask, values: values, on: db) }
+            if relinks {
+                // Links the row had and is not given go.
+                for (relationship, value) in links {
+                    try link(key, relationship, value, row: row, replacing: true, on: db)
+                }
+            }
             if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: key)) }
         }
     }
@@ -300,26 +322,50 @@ struct BatchInserter {
         return 0
     }
 
-    /// Sets a relationship stored outside this row, for a newly inserted row.
-    private func link(_ key: Int64, _ relationship: RelationshipDescription, _ value: AttributeValue, row: Int, on db: Connection) throws {
+    /// Sets a relationship stored outside this row: for a newly inserted row, or, `replacing`,
+    /// for an existing one, whose links to objects not in `value` are removed.
+    private func link(_ key: Int64, _ relationship: RelationshipDescription, _ value: AttributeValue, row: Int, replacing: Bool = false, on db: Connection) throws {
         switch table.storage[relationship.name]! {
         case .joinTable(let joinTable, let sourceColumn, let destinationColumn):
-            for target in try validator.targetKeys(value, relationship, row: row) {
+            let targets = try validator.targetKeys(value, relationship, row: row)
+            if replacing {
+                try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) = ? AND \(quote(destinationColumn)) NOT IN (SELECT value FROM json_each(?))",
+                               [.integer(key), Self.keyList(targets)])
+            }
+            for target in targets {
                 try db.execute("INSERT OR IGNORE INTO \(quote(joinTable)) (\(quote(sourceColumn)), \(quote(destinationColumn))) VALUES (?, ?)", [.integer(key), .integer(target)])
             }
         case .foreignKeyOnDestination(let column):
             let targets = relationship.isToMany
                 ? try validator.targetKeys(value, relationship, row: row)
                 : [try validator.targetKey(value, relationship, row: row)].compactMap(\.integerValue)
-            if !relationship.isToMany {
-                try db.execute("UPDATE \(quote(relationship.destinationEntity)) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) = ?", [.integer(key)])
+            let destination = quote(relationship.destinationEntity)
+            if replacing {
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) = ? AND \"_pk\" NOT IN (SELECT value FROM json_each(?))",
+                               [.integer(key), Self.keyList(targets)])
+            } else if !relationship.isToMany {
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) = ?", [.integer(key)])
             }
             for target in targets {
-                try db.execute("UPDATE \(quote(relationship.destinationEntity)) SET \(quote(column)) = ?, \"_version\" = \"_version\" + 1 WHERE \"_pk\" = ?", [.integer(key), .integer(target)])
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = ?, \"_version\" = \"_version\" + 1 WHERE \"_pk\" = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
             }
         case .foreignKeyHere:
             break
         }
+    }
+
+    /// Clears the one-to-one links that other rows of the table hold to the objects row `key`
+    /// was just linked to, so each such object keeps one owner.
+    private func detachOtherOwners(of key: Int64, mask: UInt64, values: [AttributeValue], on db: Connection) throws {
+        for (index, name) in oneToOneColumns where mask & (1 << UInt64(index)) != 0 {
+            guard case .integer(let target) = values[index] else { continue }
+            try db.execute("UPDATE \(quote(table.name)) SET \(quote(name)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(name)) = ? AND \"_pk\" != ?", [.integer(target), .integer(key)])
+        }
+    }
+
+    /// Primary keys as a JSON array, for `json_each`.
+    private static func keyList(_ keys: [Int64]) -> AttributeValue {
+        .string("[" + keys.map(String.init).joined(separator: ",") + "]")
     }
 }
 

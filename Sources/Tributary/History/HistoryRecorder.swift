@@ -183,8 +183,13 @@ final class HistoryRecorder: @unchecked Sendable {
         sqlite3_preupdate_hook(db.handle, historyPreUpdateHook, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    /// Forgets the transaction's changes (after it is written, or on rollback).
-    func discard() { resetTransaction() }
+    /// Forgets the transaction's changes on rollback, and the source rows it learned: a
+    /// rolled-back transaction takes the rows it added with it (an import recording
+    /// history in parts adds one, then rolls back at a bad line).
+    func discard() {
+        resetTransaction()
+        sourceIDs = [:]
+    }
 
     private func resetTransaction() {
         chunks.discard()

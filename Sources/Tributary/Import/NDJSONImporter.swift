@@ -1,8 +1,15 @@
 import Foundation
 
-/// Imports an NDJSON file into one entity with batch inserts. The whole file is
-/// read and checked first, so a bad line rejects the import before anything is
-/// written; then each batch is one batch insert in its own transaction.
+/// Imports NDJSON into one entity, streaming: the input is read in chunks, each line
+/// is parsed where it lies and its values written through batch inserts, all in ONE
+/// write transaction. A bad line anywhere rolls the whole import back, so nothing is
+/// written, while memory stays bounded by a batch, whatever the input's size. History
+/// is recorded in that transaction, one history transaction per batch
+/// (``StoreDatabase/writeInParts(_:_:)``).
+///
+/// A line whose unique key matches an existing row updates it, relationships given
+/// included (to-many ones are set to the objects listed). Relationships must name
+/// objects of this store that exist.
 ///
 /// ```swift
 /// let importer = NDJSONImporter(coordinator: coordinator, entityName: "Post", batchSize: 1000)
@@ -13,9 +20,9 @@ public struct NDJSONImporter: Sendable {
     public let coordinator: PersistentStoreCoordinator
     /// The entity imported into.
     public let entityName: String
-    /// Rows per batch insert.
+    /// Rows per batch insert (and per history transaction).
     public let batchSize: Int
-    /// The author and context name recorded with each batch's history.
+    /// The author and context name recorded with the import's history.
     public let transaction: TransactionMetadata
 
     /// An importer into `entityName`.
@@ -26,92 +33,65 @@ public struct NDJSONImporter: Sendable {
         self.transaction = transaction
     }
 
-    /// Imports the file at `url` (`displayName` names it in errors); `progress`
-    /// is called after each batch with the rows written so far.
+    /// Imports the file at `url` (`displayName` names it in errors); `progress` is
+    /// called after each batch.
     @discardableResult
-    public func importFile(at url: URL, displayName: String? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws -> BatchResult {
+    public func importFile(at url: URL, displayName: String? = nil, progress: (ImportProgress) -> Void = { _ in }) throws -> BatchResult {
         let name = displayName ?? url.path
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw TributaryError(.fileNotFound, "cannot read the input file", location: name, hint: "check the path, or pass - to read standard input")
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw TributaryError(.fileNotFound, "cannot read the input file (\(String(cString: strerror(errno))))", location: name, hint: "check the path, or pass - to read standard input")
         }
-        return try importData(data, displayName: name, progress: progress)
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) != S_IFDIR else {
+            throw TributaryError(.invalidInput, "the input is a directory", location: name, hint: "give an NDJSON file, or - to read standard input")
+        }
+        let size = (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : nil
+        var reader = NDJSONLineReader(fileDescriptor: fd)
+        return try run(&reader, displayName: name, totalBytes: size, progress: progress)
+    }
+
+    /// Imports what `handle` gives until its end (standard input: `FileHandle.standardInput`).
+    @discardableResult
+    public func importFileHandle(_ handle: FileHandle, displayName: String, progress: (ImportProgress) -> Void = { _ in }) throws -> BatchResult {
+        var reader = NDJSONLineReader(fileDescriptor: handle.fileDescriptor)
+        return try run(&reader, displayName: displayName, totalBytes: nil, progress: progress)
     }
 
     /// Imports NDJSON bytes.
     @discardableResult
-    public func importData(_ data: Data, displayName: String, progress: (Int, Int) -> Void = { _, _ in }) throws -> BatchResult {
+    public func importData(_ data: Data, displayName: String, progress: (ImportProgress) -> Void = { _ in }) throws -> BatchResult {
+        var reader = NDJSONLineReader(data: data)
+        return try run(&reader, displayName: displayName, totalBytes: data.count, progress: progress)
+    }
+
+    /// Reads, decodes and writes every line in one transaction.
+    private func run(_ reader: inout NDJSONLineReader, displayName: String, totalBytes: Int?, progress: (ImportProgress) -> Void) throws -> BatchResult {
         let store = try coordinator.requireStore()
         let decoder = try NDJSONDecoder(entity: entityName, store: store)
-        // Check every line before writing anything.
-        var rows: [[String: AttributeValue]] = []
-        var lineNumber = 0
-        let text = String(decoding: data, as: UTF8.self)
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            if trimmed.isEmpty { continue }
-            rows.append(try decoder.decode(line: trimmed, place: "\(displayName):\(lineNumber)"))
-        }
-        try validate(rows, store: store, displayName: displayName, text: text)
-        var total = BatchResult()
-        var start = 0
-        while start < rows.count {
-            let end = min(start + batchSize, rows.count)
-            var request = BatchInsertRequest(entityName: entityName, objects: Array(rows[start..<end]))
-            request.transaction = transaction
-            let result = try coordinator.execute(request)
-            total.count += result.count
-            total.inserted += result.inserted
-            total.updated += result.updated
-            start = end
-            progress(total.count, rows.count)
-        }
-        return total
-    }
-
-    /// Runs every batch in a transaction that is rolled back, so that an error any
-    /// batch would raise (a missing value, a unique clash) surfaces before a write.
-    private func validate(_ rows: [[String: AttributeValue]], store: PersistentStore, displayName: String, text: String) throws {
-        let lineOfRow = Self.lineNumbers(text)
-        do {
-            try store.database.withWriter { db in
-                try db.execute("BEGIN IMMEDIATE")
-                defer {
-                    try? db.execute("ROLLBACK")
-                    store.database.recorder.discard()
-                }
-                var inserter = try BatchInserter(store: store, entityName: entityName)
-                var start = 0
-                while start < rows.count {
-                    let end = min(start + batchSize, rows.count)
-                    do {
-                        _ = try inserter.run(Array(rows[start..<end]), resultType: .statusOnly, on: db)
-                    } catch let error as TributaryError {
-                        // Re-locate "Post object N" (1-based within the batch) to the file's line.
-                        if let location = error.location, let range = location.range(of: "object "), let n = Int(location[range.upperBound...]) {
-                            let row = start + n - 1
-                            let line = row < lineOfRow.count ? lineOfRow[row] : row + 1
-                            throw TributaryError(error.code, error.message, location: "\(displayName):\(line)", hint: error.hint)
-                        }
-                        throw error
-                    }
-                    start = end
+        var batch = try NDJSONImportBatch(store: store, decoder: decoder, displayName: displayName, batchSize: batchSize)
+        var parser = NDJSONObjectParser()
+        var row = NDJSONRow(count: decoder.properties.count)
+        return try store.database.writeInParts(transaction) { db, endHistoryPart in
+            // A link must name an existing object; rows of this entity not written yet are written first.
+            let linkExists: (ObjectID) throws -> Bool = { id in
+                if id.entityName == entityName { try batch.flush(on: db) }
+                return try db.scalar("SELECT 1 FROM \(quote(id.entityName)) WHERE \"_pk\" = ?", [.integer(id.primaryKey)]) != nil
+            }
+            while let line = try reader.nextLine() {
+                try decoder.decode(line.bytes, into: &row, parser: &parser, place: NDJSONPlace(file: displayName, line: line.number), linkExists: linkExists)
+                try batch.add(row, line: line.number, on: db)
+                if batch.isFull {
+                    try batch.flush(on: db)
+                    try endHistoryPart()
+                    progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
                 }
             }
+            // The last part's history is recorded by the commit.
+            try batch.flush(on: db)
+            progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
+            return batch.result
         }
-    }
-
-    /// The 1-based line number of each non-empty line.
-    private static func lineNumbers(_ text: String) -> [Int] {
-        var lines: [Int] = []
-        var number = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            number += 1
-            if !line.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { lines.append(number) }
-        }
-        return lines
     }
 }

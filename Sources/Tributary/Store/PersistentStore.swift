@@ -53,6 +53,11 @@ public final class PersistentStore: Sendable {
         case .file(let filePath):
             path = filePath
             inMemory = false
+            // An empty file is not a store yet: opening it would make it a 4 KB database (WAL)
+            // before the missing metadata is noticed. Only a model turns it into one.
+            if model == nil, let size = (try? FileManager.default.attributesOfItem(atPath: filePath))?[.size] as? Int, size == 0 {
+                throw TributaryError(.notAStore, "an empty file, not a store", location: filePath, hint: "create the store with: tributary init \(filePath) --model MODEL.yml")
+            }
             if !FileManager.default.fileExists(atPath: filePath) {
                 if description.isReadOnly || model == nil {
                     throw TributaryError(.fileNotFound, "no store at this path", location: filePath, hint: "create it first with: tributary init \(filePath) --model MODEL.yml")

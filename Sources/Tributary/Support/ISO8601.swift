@@ -51,7 +51,12 @@ public enum ISO8601 {
 
     /// Parses `yyyy-MM-dd`, `yyyy-MM-ddTHH:mm[:ss[.fff]]` followed by `Z` or `±HH:MM`; nil otherwise.
     public static func date(from text: String) -> Date? {
-        let chars = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { date(utf8: $0) }
+    }
+
+    /// ``date(from:)`` for UTF-8 bytes (the NDJSON importer parses dates where they lie).
+    static func date(utf8 chars: UnsafeBufferPointer<UInt8>) -> Date? {
         var i = 0
         func number(_ count: Int) -> Int? {
             guard i + count <= chars.count else { return nil }
@@ -108,14 +113,18 @@ public enum ISO8601 {
             }
         }
         guard i == chars.count else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        let epoch = timegm(&parts)
+        let epoch = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
         return Date(timeIntervalSince1970: Double(epoch - offset) + fraction)
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date (as `timegm` counts them, days
+    /// past the month's end running on into the next month), without `tm` or the C library.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -6,11 +6,11 @@ import Tributary
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import NDJSON objects into an entity, one batch insert per batch.",
+        abstract: "Import NDJSON objects into an entity, in one transaction, one batch insert per batch.",
         discussion: """
         Each line is one JSON object keyed by attribute names. Dates are ISO 8601 strings in UTC \
-        (or seconds since 1970), UUIDs strings, binary data base64, to-one relationships object ID URIs. \
-        A bad line rejects the whole import before anything is written.
+        (or seconds since 1970), UUIDs strings, binary data base64, relationships object ID URIs (a list for to-many) of existing objects of this store. \
+        The input is streamed into one transaction: a bad line rejects the whole import and nothing is written.
         Example: tributary import blog.sqlite --entity Post posts.ndjson
         """
     )
@@ -36,10 +36,10 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         let coordinator = try storeOptions.open()
         let importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize, transaction: TransactionMetadata(author: author, contextName: "import"))
-        let progress: (Int, Int) -> Void = { done, total in Console.progress("imported \(done) of \(total) rows") }
+        let progress: (ImportProgress) -> Void = { progress in Console.progress("imported \(progress.rows) rows") }
         let result: BatchResult
         if file == "-" {
-            result = try importer.importData(FileHandle.standardInput.readDataToEndOfFile(), displayName: "<stdin>", progress: progress)
+            result = try importer.importFileHandle(FileHandle.standardInput, displayName: "<stdin>", progress: progress)
         } else {
             result = try importer.importFile(at: URL(fileURLWithPath: file), displayName: file, progress: progress)
         }
