@@ -45,6 +45,19 @@ import Tributary
         #expect(history.stdout.contains("Tag/p1"), "\(history.stdout)")
     }
 
+    @Test func whatQueryPrintsImportsBack() throws {
+        let store = try makeStore()
+        #expect(try CLI.run(["import", store, "--entity", "Tag", "-"], stdin: #"{"name": "swift"}"# + "\n").status == 0)
+        let id = try storeID(store)
+        let post = #"{"externalID": "e1", "title": "T", "createdAt": 0, "tags": ["tributary://\#(id)/Tag/p1"]}"# + "\n"
+        #expect(try CLI.run(["import", store, "--entity", "Post", "-"], stdin: post).status == 0)
+        let printed = try CLI.run(["query", store, "--entity", "Post", "--json"])
+        let again = try CLI.run(["import", store, "--entity", "Post", "-"], stdin: printed.stdout)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("(0 inserted, 1 updated)"))
+        #expect(try CLI.run(["count", store, "--entity", "Post", "--where", "ANY tags.name == 'swift'"]).stdout == "1\n")
+    }
+
     @Test func aLinkToAMissingOrForeignObjectNamesTheLineAndTheID() throws {
         let store = try makeStore()
         let id = try storeID(store)

@@ -3,8 +3,8 @@ import Foundation
 /// Turns NDJSON objects into values for an entity: dates as ISO 8601 strings
 /// (or seconds since 1970), UUIDs as strings, binary data as base64, to-one
 /// relationships as object ID URIs and to-many ones as lists of them. Derived
-/// attributes are skipped (the store computes them), so what `tributary query
-/// --json` prints imports back. A key given twice, text that is not UTF-8, a
+/// attributes and an `objectID` key are skipped (the store computes them, and
+/// rows match on unique keys), so what `tributary query --json` prints imports back. A key given twice, text that is not UTF-8, a
 /// date outside years 0 to 9999 and an object ID of another store are refused.
 ///
 /// ```swift
@@ -92,6 +92,8 @@ public struct NDJSONDecoder: Sendable {
         do {
             try parser.parseObject(line) { key, field in
                 guard let index = propertyIndex(key) else {
+                    // `query --json` leads with the row's object ID: what it prints imports back.
+                    if key.elementsEqual("objectID".utf8) { return }
                     let name = String(decoding: key, as: UTF8.self)
                     throw TributaryError(.unknownProperty, "\(entity.name) has no attribute or relationship '\(name)'", location: place.description, hint: "\(entity.name) has \(entity.propertyNames.joined(separator: ", "))")
                 }
