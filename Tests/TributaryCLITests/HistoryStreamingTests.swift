@@ -10,7 +10,7 @@ import Tributary
         let path = scratch.path("million.sqlite")
         let model = try ManagedObjectModel { Entity("Note") { Attribute("text", .string); Attribute("n", .integer) } }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        var description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = true
         try coordinator.addPersistentStore(with: description)
         let total = 1_000_000

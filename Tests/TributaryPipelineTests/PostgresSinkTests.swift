@@ -123,7 +123,7 @@ enum PostgresMirror {
             EntityDescription(name: "Label", attributes: [AttributeDescription(name: "name", type: .string)],
                               relationships: [RelationshipDescription(name: "items", destinationEntity: "Item", inverseName: "labels", isToMany: true)]),
         ])
-        var description = PersistentStoreDescription(url: dir.url.appendingPathComponent("s.sqlite"))
+        let description = PersistentStoreDescription(url: dir.url.appendingPathComponent("s.sqlite"))
         description.persistentHistoryTracking = true
         let store = PersistentStoreCoordinator(managedObjectModel: model)
         try store.addPersistentStore(with: description)

@@ -163,7 +163,7 @@ import Tributary
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(yaml: Self.model))
-        var description = PersistentStoreDescription(url: directory.appendingPathComponent("s.sqlite"))
+        let description = PersistentStoreDescription(url: directory.appendingPathComponent("s.sqlite"))
         description.persistentHistoryTracking = true
         try coordinator.addPersistentStore(with: description)
         func insert(_ entity: String, _ values: [String: AttributeValue]) throws -> ObjectID {

@@ -70,7 +70,7 @@ import Testing
     }
 
     static func run(boundInserts: Bool) throws -> (recorded: [String], coordinator: PersistentStoreCoordinator) {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.persistentHistoryTracking = true
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
         try coordinator.addPersistentStore(with: description)

@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func runningOutOfReadersGivesATimeout() throws {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.connectionPoolMaxSize = 1
         description.busyTimeout = 0.1
         let coordinator = try Fixtures.blogCoordinator(description)

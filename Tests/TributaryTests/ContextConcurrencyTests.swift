@@ -7,7 +7,7 @@ import Testing
     @Test func manyTasksShareContextsAndObjects() async throws {
         let dir = TemporaryDirectory()
         let container = PersistentContainer(name: "Blog", managedObjectModel: try Fixtures.blogModel())
-        var description = PersistentStoreDescription(url: dir.file("t.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("t.sqlite"))
         description.persistentHistoryTracking = true
         container.persistentStoreDescriptions = [description]
         try await container.loadPersistentStores()

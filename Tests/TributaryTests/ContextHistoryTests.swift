@@ -6,7 +6,7 @@ import Testing
 @Suite struct ContextHistoryTests {
     @Test func aSaveRecordsOneTransactionWithValues() throws {
         let dir = TemporaryDirectory()
-        var description = PersistentStoreDescription(url: dir.file("h.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("h.sqlite"))
         description.persistentHistoryTracking = true
         let coordinator = try Fixtures.blogCoordinator(description)
         let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 2)
@@ -42,7 +42,7 @@ import Testing
 
     @Test func mergingHistoryFromAnotherCoordinator() throws {
         let dir = TemporaryDirectory()
-        var description = PersistentStoreDescription(url: dir.file("r.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("r.sqlite"))
         description.persistentHistoryTracking = true
         let mine = try Fixtures.blogCoordinator(description)
         let theirs = try Fixtures.blogCoordinator(description)

@@ -5,7 +5,7 @@ import Testing
 /// Contexts: objects, faults, relationships, saving, rollback and refresh.
 @Suite struct ContextTests {
     private func fileCoordinator(_ dir: TemporaryDirectory, _ name: String = "c.sqlite", history: Bool = false) throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription(url: dir.file(name))
+        let description = PersistentStoreDescription(url: dir.file(name))
         description.persistentHistoryTracking = history
         return try Fixtures.blogCoordinator(description)
     }

@@ -71,7 +71,7 @@ enum DerivedFixtures {
     let coordinator: PersistentStoreCoordinator
 
     init() throws {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.persistentHistoryTracking = true
         coordinator = PersistentStoreCoordinator(managedObjectModel: try DerivedFixtures.model())
         try coordinator.addPersistentStore(with: description)

@@ -44,3 +44,32 @@ import Testing
         withExtendedLifetime((view, controller, table)) {}
     }
 }
+
+extension FetchedResultsObjectStyleTests {
+    @Test func aFetchLimitKeepsTheFirstResults() async throws {
+        let coordinator = try Fixtures.blogCoordinator(.inMemory())
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 5)   // Post 0 … Post 4
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        var request = FetchRequest(entityName: "Post", sortDescriptors: [SortDescriptor("title")])
+        request.fetchLimit = 2
+        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context)
+        try controller.performFetch()
+        #expect(controller.fetchedObjectIDs == [posts[0], posts[1]])
+        let stream = controller.changes()
+        let before = controller.fetchedObjectIDs
+        let inserted = try context.performAndWait {
+            let post = try context.insertNewObject(forEntityName: "Post")
+            post["title"] = "Post 0a"
+            post["externalID"] = "new"
+            post["createdAt"] = .date(Date())
+            try context.object(with: posts[3])["title"] = "Post 00"   // enters the first two
+            try context.save()
+            return post.objectID
+        }
+        var iterator = stream.makeAsyncIterator()
+        let change = try #require(await iterator.next())
+        #expect(controller.fetchedObjectIDs == [posts[0], posts[3]])
+        #expect(before.applying(change.difference) == controller.fetchedObjectIDs)
+        #expect(!controller.fetchedObjectIDs.contains(inserted))
+    }
+}

@@ -6,7 +6,7 @@ import Testing
     let coordinator: PersistentStoreCoordinator
 
     init() throws {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.persistentHistoryTracking = true
         coordinator = try Fixtures.blogCoordinator(description)
     }
@@ -133,7 +133,7 @@ import Testing
         let data = try JSONEncoder().encode(token)
         #expect(try JSONDecoder().decode(PersistentHistoryToken.self, from: data) == token)
         #expect(throws: TributaryError.self) { try PersistentHistoryToken(parsing: "abc") }
-        var other = PersistentStoreDescription.inMemory()
+        let other = PersistentStoreDescription.inMemory()
         other.persistentHistoryTracking = true
         let second = try Fixtures.blogCoordinator(other)
         let error = try #require(throws: TributaryError.self) { try second.fetchHistory(.fetchHistory(after: token)) }
@@ -233,7 +233,7 @@ import Testing
 
     @Test func trackingIsKeptOnceAStoreHasHistory() throws {
         let dir = TemporaryDirectory()
-        var description = PersistentStoreDescription(url: dir.file("h.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("h.sqlite"))
         description.persistentHistoryTracking = true
         let first = try Fixtures.blogCoordinator(description)
         _ = first

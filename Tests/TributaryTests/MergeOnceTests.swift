@@ -91,7 +91,7 @@ extension NotificationTests {
         }
 
         @Test func aMergeOfAnObjectIDNotificationWorks() throws {
-            var description = PersistentStoreDescription.inMemory()
+            let description = PersistentStoreDescription.inMemory()
             description.persistentHistoryTracking = true
             let coordinator = try Fixtures.blogCoordinator(description)
             let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 2)

@@ -127,7 +127,7 @@ import Testing
 
     @Test func runningOutOfReadersGivesATimeoutNotAHang() throws {
         let dir = TemporaryDirectory()
-        var description = PersistentStoreDescription(url: dir.file("t.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("t.sqlite"))
         description.connectionPoolMaxSize = 1
         description.busyTimeout = 0.2
         let coordinator = try Fixtures.blogCoordinator(description)

@@ -5,7 +5,7 @@ import Testing
 /// Issue 19's silent gaps: each works as Core Data's does, or fails with a clear error.
 @Suite struct PortingGapsTests {
     private func historyCoordinator() throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.persistentHistoryTracking = true
         return try Fixtures.blogCoordinator(description)
     }
@@ -172,5 +172,67 @@ extension PortingGapsTests {
         let quakes: [Quake] = try context.fetch(request)
         #expect(quakes.map(\.magnitude) == [9, 8])
         #expect(try context.count(for: request) == 2)
+    }
+}
+
+// MARK: 7. Store descriptions are set in place, and locked once a store opens with them
+
+extension PortingGapsTests {
+    @Test func containerDescriptionsAreSetInPlace() async throws {
+        let container = PersistentContainer(name: "Quakes", managedObjectModel: try Fixtures.blogModel())
+        container.persistentStoreDescriptions = [.inMemory()]
+        container.persistentStoreDescriptions.first?.persistentHistoryTracking = true   // Core Data's idiom
+        container.persistentStoreDescriptions.first?.remoteChangeNotificationPost = true
+        let stores = try await container.loadPersistentStores()
+        #expect(stores[0].isHistoryTracked)
+        #expect(stores[0].description.remoteChangeNotificationPost)
+        #expect(container.persistentStoreDescriptions.first?.isLocked == true)
+        let copy = stores[0].description.copy()
+        copy.isReadOnly = true   // a copy is unlocked and separate
+        #expect(!stores[0].description.isReadOnly && !copy.isLocked)
+    }
+
+    @Test func aDescriptionThatFailedToOpenCanBeFixed() throws {
+        let dir = TemporaryDirectory()
+        let description = PersistentStoreDescription(url: dir.file("missing/q.sqlite"))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Fixtures.blogModel())
+        #expect(throws: TributaryError.self) { try coordinator.addPersistentStore(with: description) }
+        #expect(!description.isLocked)
+        description.url = dir.file("q.sqlite")
+        try coordinator.addPersistentStore(with: description)
+        #expect(description.isLocked)
+    }
+
+    @Test func aDescriptionChangedAfterLoadingIsRefused() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = PersistentContainer(name: "Quakes", managedObjectModel: try Fixtures.blogModel())
+            container.persistentStoreDescriptions = [.inMemory()]
+            try await container.loadPersistentStores()
+            container.persistentStoreDescriptions.first?.persistentHistoryTracking = true   // too late: stops the program
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("PersistentStoreDescription.persistentHistoryTracking changed after a store was opened with it"), "\(stderr)")
+    }
+}
+
+extension PortingGapsTests {
+    @Test func undoManagerIsANilNoOp() throws {
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try Fixtures.blogCoordinator(.inMemory()))
+        context.undoManager = nil   // Core Data's idiom compiles
+        #expect(context.undoManager == nil)
+    }
+
+    @Test func propertiesToFetchTakeKeyPaths() throws {
+        let coordinator = try Fixtures.blogCoordinator(.inMemory())
+        try Fixtures.seedBlog(coordinator, posts: 3, tags: ["swift", "sqlite"])
+        var request = FetchRequest(entityName: "Post", sortDescriptors: [SortDescriptor("title")])
+        request.propertiesToFetch = ["title", "tags.@count", "tags.@min.name"]
+        let rows = try coordinator.fetch(request).map(\.dictionary)
+        #expect(rows.first == ["title": "Post 0", "tags.@count": 1, "tags.@min.name": "swift"])
+        var attachments = FetchRequest(entityName: "Attachment")
+        attachments.propertiesToFetch = ["fileName", "post.title"]
+        #expect(try coordinator.fetch(attachments).isEmpty)   // resolves through the to-one relationship
+        attachments.propertiesToFetch = ["post.nothing"]
+        #expect(throws: TributaryError.self) { try coordinator.fetch(attachments) }
     }
 }

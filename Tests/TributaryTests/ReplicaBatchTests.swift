@@ -8,7 +8,7 @@ import Testing
     let coordinator: PersistentStoreCoordinator
 
     init() throws {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.persistentHistoryTracking = true
         coordinator = try Fixtures.blogCoordinator(description)
     }

@@ -35,7 +35,7 @@ struct CapturingLogHandler: LogHandler {
 
 @Suite struct SQLDebugLogTests {
     func coordinator(level: SQLDebugLog.Level, box: CapturingLogHandler.Box) throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.sqlDebug = SQLDebugLog(level: level, logger: Logger(label: "test.sql") { _ in CapturingLogHandler(box: box) })
         return try Fixtures.blogCoordinator(description)
     }

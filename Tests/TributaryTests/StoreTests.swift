@@ -138,7 +138,7 @@ import Testing
     @Test func aLockedStoreTimesOutWithAClearError() throws {
         let dir = TemporaryDirectory()
         let url = dir.file("locked.sqlite")
-        var description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url)
         description.busyTimeout = 0.2
         let coordinator = try Fixtures.blogCoordinator(description)
         let other = try Connection(path: url.path, options: ConnectionOptions())
@@ -207,7 +207,7 @@ import Testing
     @Test func containerLoadsItsDescriptions() async throws {
         let dir = TemporaryDirectory()
         let container = PersistentContainer(name: "Blog", managedObjectModel: try Fixtures.blogModel())
-        var description = PersistentStoreDescription(url: dir.file("c.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("c.sqlite"))
         description.connectionPoolMaxSize = 2
         container.persistentStoreDescriptions = [description]
         let stores = try await container.loadPersistentStores()

@@ -18,7 +18,7 @@ public enum BlogExample {
     /// The blog store at `path` (created when missing), with history and remote change notifications on.
     public static func openStore(_ path: String, name: String) async throws -> PersistentContainer {
         let container = PersistentContainer(name: name, managedObjectModel: try ManagedObjectModel(yamlFile: modelURL))
-        var description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = true
         description.remoteChangeNotificationPost = true
         container.persistentStoreDescriptions = [description]

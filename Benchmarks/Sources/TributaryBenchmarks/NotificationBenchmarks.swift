@@ -20,7 +20,7 @@ enum NotificationBenchmarks {
 
     static func open(_ path: String) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try TributaryBench.blogModel())
-        var description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = true
         description.remoteChangeNotificationPost = true
         try coordinator.addPersistentStore(with: description)

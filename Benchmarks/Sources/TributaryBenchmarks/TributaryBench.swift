@@ -10,7 +10,7 @@ enum TributaryBench {
 
     static func open(_ path: String, history: Bool = false, notify: Bool = false) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try blogModel())
-        var description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = history
         description.remoteChangeNotificationPost = notify
         try coordinator.addPersistentStore(with: description)

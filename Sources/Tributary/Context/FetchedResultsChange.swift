@@ -129,8 +129,8 @@ struct SortKeyQuery: Sendable {
     let usesRelationships: Bool
 
     init(_ request: FetchRequest, sectionKeyPath: String?, schema: StoreSchema) throws {
-        guard request.fetchLimit == 0 && request.fetchOffset == 0 else {
-            throw TributaryError(.invalidInput, "a fetched results controller takes no fetch limit or offset", location: request.entityName, hint: "leave fetchLimit and fetchOffset at 0")
+        guard request.fetchOffset == 0 else {
+            throw TributaryError(.invalidInput, "a fetched results controller takes no fetch offset", location: request.entityName, hint: "leave fetchOffset at 0; fetchLimit is supported")
         }
         let table = try schema.table(request.entityName)
         var compiler = PredicateCompiler(schema: schema)

@@ -39,7 +39,10 @@ public final class FetchedResultsController: @unchecked Sendable {
     /// Told of each change, in the context's lock, on its queue (see ``FetchedResultsControllerDelegate``).
     public weak var delegate: (any FetchedResultsControllerDelegate)?
 
+    /// Every matching row, in order (the results are its first `fetchLimit`, see ``visible``).
     private var rows: [Row] = []
+    /// The results: the rows, or their first `fetchLimit` (Core Data's `fetchLimit` on a controller).
+    private var visible: [Row] { fetchRequest.fetchLimit > 0 ? Array(rows.prefix(fetchRequest.fetchLimit)) : rows }
     private var storeID = UUID()
     private var observer: UUID?
     private var continuations: [UUID: AsyncStream<FetchedResultsChange>.Continuation] = [:]
@@ -86,17 +89,17 @@ public final class FetchedResultsController: @unchecked Sendable {
     /// The objects, in order (faults until read).
     public var fetchedObjects: [ManagedObject] {
         let context = managedObjectContext
-        return context.withLock { rows.compactMap { try? context.object(with: id($0.key)) } }
+        return context.withLock { visible.compactMap { try? context.object(with: id($0.key)) } }
     }
 
     /// The objects' IDs, in order.
     public var fetchedObjectIDs: [ObjectID] {
-        managedObjectContext.withLock { rows.map { id($0.key) } }
+        managedObjectContext.withLock { visible.map { id($0.key) } }
     }
 
     /// The sections, in order (one unnamed section without a section key path).
     public var sections: [FetchedResultsSection] {
-        managedObjectContext.withLock { Self.sections(of: rows, id: id, named: sectionNameKeyPath != nil) }
+        managedObjectContext.withLock { Self.sections(of: visible, id: id, named: sectionNameKeyPath != nil) }
     }
 
     /// Where `object` is: `[section, item]`, or nil.
@@ -104,6 +107,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         let target = object.objectID
         return managedObjectContext.withLock {
             var section = 0, item = 0
+            let rows = visible
             for (i, row) in rows.enumerated() {
                 if i > 0 && sectionNameKeyPath != nil && row.section != rows[i - 1].section { section += 1; item = 0 }
                 if row.key == target.primaryKey && target.entityName == fetchRequest.entityName { return IndexPath(indexes: [section, item]) }
@@ -181,11 +185,28 @@ public final class FetchedResultsController: @unchecked Sendable {
         rows = result
         let updated = Set(notification.updatedObjectIDs.filter { $0.entityName == entity })
         let (storeID, entityName) = (storeID, fetchRequest.entityName)
-        let change = FetchedResultsChange(old: old, new: rows, removed: removed, inserted: inserted, updated: updated,
-                                          id: { ObjectID(storeID: storeID, entityName: entityName, primaryKey: $0) }, sectioned: sectionNameKeyPath != nil)
+        let makeID: @Sendable (Int64) -> ObjectID = { ObjectID(storeID: storeID, entityName: entityName, primaryKey: $0) }
+        let limit = fetchRequest.fetchLimit
+        let (before, after) = limit > 0 ? (Array(old.prefix(limit)), Array(rows.prefix(limit))) : (old, rows)
+        if limit > 0 { (removed, inserted) = Self.places(before, after, changed: mine) }
+        let change = FetchedResultsChange(old: before, new: after, removed: removed, inserted: inserted, updated: updated, id: makeID, sectioned: sectionNameKeyPath != nil)
         guard !change.isEmpty else { return }
-        if let delegate { tell(delegate, change, old: old, new: rows) }
+        if let delegate { tell(delegate, change, old: before, new: after) }
         for continuation in continuations.values { continuation.yield(change) }
+    }
+
+    /// For limited results: the rows that left or changed in `old` and the rows that entered
+    /// or changed in `new`, each with the number of rows kept in both before it.
+    private static func places(_ old: [Row], _ new: [Row], changed: Set<Int64>) -> ([FetchedResultsChange.Place], [FetchedResultsChange.Place]) {
+        let kept = Set(old.map(\.key)).intersection(new.map(\.key)).subtracting(changed)
+        func places(_ rows: [Row]) -> [FetchedResultsChange.Place] {
+            var result: [FetchedResultsChange.Place] = [], gap = 0
+            for (offset, row) in rows.enumerated() {
+                if kept.contains(row.key) { gap += 1 } else { result.append(.init(key: row.key, offset: offset, gap: gap)) }
+            }
+            return result
+        }
+        return (places(old), places(new))
     }
 
     /// Reads rows (all, or those with `keys`) in the request's order.

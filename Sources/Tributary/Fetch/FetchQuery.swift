@@ -43,6 +43,15 @@ struct FetchQuery {
                 } else if let relationship = table.entity.relationship(named: name), !relationship.isToMany {
                     selected.append(try compiler.resolve([name], table: table, alias: "t0").sql)
                     columns.append(.toOne(entity: relationship.destinationEntity))
+                } else if name.contains(".") {
+                    // A key path: through to-one relationships (`author.name`), or a to-many's
+                    // `@count`, `@min.KEY`, `@max.KEY`; the row's key is the path as written.
+                    let scalar = try compiler.resolve(name.split(separator: ".").map(String.init), table: table, alias: "t0")
+                    selected.append(scalar.sql)
+                    switch scalar.kind {
+                    case .attribute(let type): columns.append(.attribute(type))
+                    case .toOne(let entity): columns.append(.toOne(entity: entity))
+                    }
                 } else {
                     throw TributaryError(.unknownProperty, "\(table.name) has no attribute or to-one relationship '\(name)'", location: "propertiesToFetch",
                                          hint: "\(table.name) has \(table.entity.propertyNames.joined(separator: ", "))")

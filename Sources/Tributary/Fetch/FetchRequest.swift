@@ -73,6 +73,13 @@ public struct FetchRequest: Sendable, Equatable {
     /// What the fetch returns.
     public var resultType: FetchResultType = .managedObject
     /// The properties included in dictionary results; all attributes and to-one relationships when nil.
+    /// Key paths are allowed: through to-one relationships (`"author.name"`), and a to-many
+    /// relationship's `@count`, `@min.KEY` or `@max.KEY` (`"tags.@count"`); each row's key is
+    /// the path as written.
+    ///
+    /// ```swift
+    /// request.propertiesToFetch = ["title", "tags.@count", "tags.@min.name"]
+    /// ```
     public var propertiesToFetch: [String]?
     /// Relationships (dotted key paths allowed) whose objects a context fetch loads
     /// in one query each, instead of one fault at a time.

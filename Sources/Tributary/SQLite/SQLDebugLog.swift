@@ -8,7 +8,7 @@ import Logging
 /// Records go through swift-log at level `debug`, under the label `tributary.sql`.
 ///
 /// ```swift
-/// var description = PersistentStoreDescription(url: URL(fileURLWithPath: "blog.sqlite"))
+/// let description = PersistentStoreDescription(url: URL(fileURLWithPath: "blog.sqlite"))
 /// description.sqlDebug = SQLDebugLog(level: .values)   // or: TRIBUTARY_SQL_DEBUG=2
 /// ```
 /// ```

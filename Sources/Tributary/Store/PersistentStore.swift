@@ -45,8 +45,19 @@ public final class PersistentStore: Sendable {
         self.isHistoryTracked = isHistoryTracked
     }
 
-    /// Opens (and, given a model, creates or migrates) the store described.
+    /// Opens (and, given a model, creates or migrates) the store described. The description
+    /// is locked from now on (unlocked again if the store cannot be opened, so it can be fixed).
     static func open(_ description: PersistentStoreDescription, model: ManagedObjectModel?) throws -> PersistentStore {
+        let wasLocked = description.lock()
+        do {
+            return try openLocked(description, model: model)
+        } catch {
+            if !wasLocked { description.unlock() }
+            throw error
+        }
+    }
+
+    private static func openLocked(_ description: PersistentStoreDescription, model: ManagedObjectModel?) throws -> PersistentStore {
         let path: String
         let inMemory: Bool
         switch description.kind {

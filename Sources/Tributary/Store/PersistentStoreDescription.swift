@@ -7,37 +7,122 @@ import Foundation
 /// - `/dev/null/NAME`: a named in-memory store that every coordinator in the
 ///   process opening the same name shares (for tests, as in the reference talk).
 ///
+/// A reference type, as in Core Data, so a container's descriptions are set in place:
+///
 /// ```swift
-/// var description = PersistentStoreDescription(url: URL(fileURLWithPath: "blog.sqlite"))
+/// let container = PersistentContainer(name: "Earthquakes", managedObjectModel: model)
+/// container.persistentStoreDescriptions.first?.persistentHistoryTracking = true
+/// container.persistentStoreDescriptions.first?.remoteChangeNotificationPost = true
+/// try await container.loadPersistentStores()
+///
+/// let description = PersistentStoreDescription(url: URL(fileURLWithPath: "blog.sqlite"))
 /// description.connectionPoolMaxSize = 8
-/// description.persistentHistoryTracking = true
 /// let shared = PersistentStoreDescription.inMemory(named: "tests")
 /// ```
-public struct PersistentStoreDescription: Sendable, Equatable {
+///
+/// Once a store is opened with it (``PersistentStoreCoordinator/addPersistentStore(with:)``,
+/// ``PersistentContainer/loadPersistentStores()``), a description is locked: changing it
+/// then is a programmer error that stops the program, rather than a change silently
+/// ignored. Use ``copy()`` for a description to change.
+// @unchecked Sendable: every setting lives in `state`, behind its lock.
+public final class PersistentStoreDescription: @unchecked Sendable, Equatable, CustomStringConvertible {
+    /// The settings, and whether a store was opened with them.
+    struct Settings: Sendable, Equatable {
+        var url: URL
+        var isReadOnly = false
+        var connectionPoolMaxSize = 4
+        var busyTimeout: TimeInterval = 5
+        var persistentHistoryTracking = false
+        var remoteChangeNotificationPost = false
+        var sqlDebug = SQLDebugLog.fromEnvironment()
+    }
+
+    private let state: Locked<(settings: Settings, isLocked: Bool)>
+
+    /// A description of the store at `url`.
+    public init(url: URL) {
+        state = Locked((Settings(url: url), false))
+    }
+
+    private init(settings: Settings) {
+        state = Locked((settings, false))
+    }
+
+    /// An unlocked description with the same settings.
+    ///
+    /// ```swift
+    /// let readOnly = store.description.copy()
+    /// readOnly.isReadOnly = true
+    /// ```
+    public func copy() -> PersistentStoreDescription {
+        PersistentStoreDescription(settings: settings)
+    }
+
+    /// The settings now.
+    var settings: Settings { state.withLock { $0.settings } }
+
+    /// Whether a store was opened with the description (it can no longer change).
+    public var isLocked: Bool { state.withLock { $0.isLocked } }
+
+    /// Locks the description (a store is opened with it); returns whether it was locked already.
+    @discardableResult
+    func lock() -> Bool {
+        state.withLock { state in
+            defer { state.isLocked = true }
+            return state.isLocked
+        }
+    }
+
+    /// Unlocks it again, after a store failed to open with it.
+    func unlock() { state.withLock { $0.isLocked = false } }
+
+    private func set(_ name: String, _ body: (inout Settings) -> Void) {
+        state.withLock { state in
+            precondition(!state.isLocked, "Tributary: PersistentStoreDescription.\(name) changed after a store was opened with it; set it before loadPersistentStores(), or change a copy()")
+            body(&state.settings)
+        }
+    }
+
     /// The store's location.
-    public var url: URL
+    public var url: URL {
+        get { settings.url }
+        set { set("url") { $0.url = newValue } }
+    }
     /// Open without writing: no writer connection, no migration.
-    public var isReadOnly = false
+    public var isReadOnly: Bool {
+        get { settings.isReadOnly }
+        set { set("isReadOnly") { $0.isReadOnly = newValue } }
+    }
     /// The most reader connections (Core Data's `connectionPoolMaxSize`); 1 means serial reads.
-    public var connectionPoolMaxSize = 4
+    public var connectionPoolMaxSize: Int {
+        get { settings.connectionPoolMaxSize }
+        set { set("connectionPoolMaxSize") { $0.connectionPoolMaxSize = newValue } }
+    }
     /// How long a write waits for another connection's lock, and a read for a free reader.
-    public var busyTimeout: TimeInterval = 5
+    public var busyTimeout: TimeInterval {
+        get { settings.busyTimeout }
+        set { set("busyTimeout") { $0.busyTimeout = newValue } }
+    }
     /// Record history for every write (Core Data's `NSPersistentHistoryTrackingKey`).
-    public var persistentHistoryTracking = false
+    public var persistentHistoryTracking: Bool {
+        get { settings.persistentHistoryTracking }
+        set { set("persistentHistoryTracking") { $0.persistentHistoryTracking = newValue } }
+    }
     /// Post remote change notifications after each commit
     /// (Core Data's `NSPersistentStoreRemoteChangeNotificationPostOptionKey`).
-    public var remoteChangeNotificationPost = false
+    public var remoteChangeNotificationPost: Bool {
+        get { settings.remoteChangeNotificationPost }
+        set { set("remoteChangeNotificationPost") { $0.remoteChangeNotificationPost = newValue } }
+    }
     /// Logging of every SQL statement with its duration; by default as the
     /// environment variable `TRIBUTARY_SQL_DEBUG` says (`1` statements, `2` with values).
     ///
     /// ```swift
     /// description.sqlDebug = SQLDebugLog(level: .statements)
     /// ```
-    public var sqlDebug = SQLDebugLog.fromEnvironment()
-
-    /// A description of the store at `url`.
-    public init(url: URL) {
-        self.url = url
+    public var sqlDebug: SQLDebugLog {
+        get { settings.sqlDebug }
+        set { set("sqlDebug") { $0.sqlDebug = newValue } }
     }
 
     /// An in-memory store: private when `name` is nil, shared by name within the process otherwise.
@@ -58,5 +143,20 @@ public struct PersistentStoreDescription: Sendable, Equatable {
         if path == "/dev/null" { return .privateInMemory }
         if path.hasPrefix("/dev/null/") { return .namedInMemory(name: String(path.dropFirst("/dev/null/".count))) }
         return .file(path: path)
+    }
+
+    /// Equal settings (whether locked or not).
+    public static func == (lhs: PersistentStoreDescription, rhs: PersistentStoreDescription) -> Bool {
+        lhs === rhs || lhs.settings == rhs.settings
+    }
+
+    /// The URL and the options that differ from the defaults.
+    public var description: String {
+        let s = settings
+        var parts = [s.url.path]
+        if s.isReadOnly { parts.append("read-only") }
+        if s.persistentHistoryTracking { parts.append("history") }
+        if s.remoteChangeNotificationPost { parts.append("remote change notifications") }
+        return "PersistentStoreDescription(" + parts.joined(separator: ", ") + ")"
     }
 }

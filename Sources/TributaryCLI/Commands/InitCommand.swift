@@ -22,7 +22,7 @@ struct InitCommand: AsyncParsableCommand {
         let model = try ManagedObjectModel(yamlFile: URL(fileURLWithPath: self.model))
         let existed = FileManager.default.fileExists(atPath: storeOptions.store)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        var description = PersistentStoreDescription(url: storeOptions.url)
+        let description = PersistentStoreDescription(url: storeOptions.url)
         description.busyTimeout = storeOptions.busyTimeout
         description.persistentHistoryTracking = history
         let store = try coordinator.addPersistentStore(with: description)

@@ -24,7 +24,7 @@ struct DemoStory {
 
     /// The store's description: history and remote change notifications on.
     var description: PersistentStoreDescription {
-        var description = PersistentStoreDescription(url: storeURL)
+        let description = PersistentStoreDescription(url: storeURL)
         description.persistentHistoryTracking = true
         description.remoteChangeNotificationPost = true
         return description

@@ -10,7 +10,7 @@ enum PipelinePreflight {
     static func check(_ file: PipelineFile) throws -> String? {
         guard FileManager.default.fileExists(atPath: file.source.store) else { return nil }
         let coordinator = PersistentStoreCoordinator()
-        var description = PersistentStoreDescription(url: URL(fileURLWithPath: file.source.store))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: file.source.store))
         description.isReadOnly = true
         let store: PersistentStore
         do {

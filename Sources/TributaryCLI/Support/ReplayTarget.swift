@@ -28,7 +28,7 @@ enum ReplayTarget {
     static func checkNotSource(_ url: URL, manifest: StreamManifest) throws {
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         let coordinator = PersistentStoreCoordinator()
-        var description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url)
         description.isReadOnly = true
         guard let store = try? coordinator.addPersistentStore(with: description) else { return }
         defer { coordinator.remove(store) }

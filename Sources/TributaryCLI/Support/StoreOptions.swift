@@ -16,7 +16,7 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store with the model cached in it.
     func open(readOnly: Bool = false) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator()
-        var description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url)
         description.isReadOnly = readOnly
         description.busyTimeout = busyTimeout
         try coordinator.addPersistentStore(with: description)

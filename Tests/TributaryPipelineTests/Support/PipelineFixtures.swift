@@ -10,7 +10,7 @@ enum PipelineFixtures {
 
     /// A new blog store with history at `url`.
     static func store(at url: URL) throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url)
         description.persistentHistoryTracking = true
         let model = try ManagedObjectModel(yamlFile: repositoryRoot.appendingPathComponent("examples/blog/model.yml"))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)

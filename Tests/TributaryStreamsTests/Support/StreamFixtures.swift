@@ -14,7 +14,7 @@ enum StreamFixtures {
 
     /// A new blog store with history in `directory`.
     static func source(in directory: URL, name: String = "source.sqlite") throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription(url: directory.appendingPathComponent(name))
+        let description = PersistentStoreDescription(url: directory.appendingPathComponent(name))
         description.persistentHistoryTracking = true
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try blogModel())
         try coordinator.addPersistentStore(with: description)

@@ -82,7 +82,7 @@ enum TributaryBinary {
 
 /// A description with history and remote change notifications on.
 func notifyingDescription(_ url: URL) -> PersistentStoreDescription {
-    var description = PersistentStoreDescription(url: url)
+    let description = PersistentStoreDescription(url: url)
     description.persistentHistoryTracking = true
     description.remoteChangeNotificationPost = true
     return description
