@@ -17,7 +17,7 @@ import Tributary
     /// The store's ID, read through the library.
     func storeID(_ path: String) throws -> String {
         let coordinator = PersistentStoreCoordinator()
-        var description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.isReadOnly = true
         let store = try coordinator.addPersistentStore(with: description)
         defer { coordinator.remove(store) }

@@ -9,7 +9,7 @@ import Testing
     let directory = TemporaryDirectory()
 
     func blogStore(_ name: String = "blog.sqlite") throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription(url: directory.file(name))
+        let description = PersistentStoreDescription(url: directory.file(name))
         description.persistentHistoryTracking = true
         return try Fixtures.blogCoordinator(description)
     }
@@ -94,7 +94,7 @@ import Testing
             }
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        var description = PersistentStoreDescription(url: directory.file("people.sqlite"))
+        let description = PersistentStoreDescription(url: directory.file("people.sqlite"))
         description.persistentHistoryTracking = true
         try coordinator.addPersistentStore(with: description)
         let store = try coordinator.requireStore()
