@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Tributary
+import TributaryStreams
 
 /// The `tributary` command: a store's model, data and history from the shell.
 @main
@@ -9,6 +10,11 @@ struct TributaryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tributary",
         abstract: "Change data capture for SQLite stores: models, batch writes, queries and history.",
+        discussion: """
+            Shell completion: tributary --generate-completion-script bash > /etc/bash_completion.d/tributary \
+            (or zsh, fish; see the README).
+            """,
+        version: TributaryCommand.version,
         subcommands: [
             InitCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
@@ -18,6 +24,9 @@ struct TributaryCommand: AsyncParsableCommand {
             ExplainCommand.self, DemoCommand.self,
         ]
     )
+
+    /// `tributary --version`: the release and the formats it reads and writes.
+    static let version = "tributary 0.9.0 (store format \(PersistentStore.formatVersion), stream format \(StreamManifest.currentFormatVersion))"
 
     /// Logs (`TRIBUTARY_SQL_DEBUG`) go to standard error, keeping standard output for results.
     static func main() async {

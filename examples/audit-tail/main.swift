@@ -10,6 +10,7 @@ import Tributary
 //   swift run audit-tail --store blog.sqlite [--consumer audit-tail] [--author importer]
 
 await BlogExample.main {
+    BlogExample.checkArguments("audit-tail [--store PATH] [--consumer NAME] [--author NAME]", options: ["--store", "--consumer", "--author"])
     let store = BlogExample.argument("--store", default: "blog.sqlite")
     let author = BlogExample.argument("--author", default: "")
     let container = try await BlogExample.openStore(store, name: "audit")

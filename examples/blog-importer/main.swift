@@ -10,6 +10,7 @@ import Tributary
 //   swift run blog-importer --store blog.sqlite [--feed posts.ndjson] [--batch 200] [--interval-ms 500] [--rounds N]
 
 await BlogExample.main {
+    BlogExample.checkArguments("blog-importer [--store PATH] [--batch N] [--interval-ms MS] [--rounds N (0: until stopped)] [--feed FILE]", options: ["--store", "--batch", "--interval-ms", "--rounds", "--feed"])
     let store = BlogExample.argument("--store", default: "blog.sqlite")
     let batch = Int(BlogExample.argument("--batch", default: "200")) ?? 200
     let interval = Int(BlogExample.argument("--interval-ms", default: "500")) ?? 500

@@ -12,6 +12,7 @@ import Tributary
 //   swift run blog-viewer --store blog.sqlite
 
 await BlogExample.main {
+    BlogExample.checkArguments("blog-viewer [--store PATH]", options: ["--store"])
     let store = BlogExample.argument("--store", default: "blog.sqlite")
     let container = try await BlogExample.openStore(store, name: "viewer")
     let stop = BlogExample.stopOnSignals()

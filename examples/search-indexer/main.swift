@@ -10,6 +10,7 @@ import TributaryPipeline
 //   swift run search-indexer --store blog.sqlite --index search.sqlite [--query swift]
 
 await BlogExample.main {
+    BlogExample.checkArguments("search-indexer [--store PATH] [--index PATH] [--query TEXT]", options: ["--store", "--index", "--query"])
     let store = BlogExample.argument("--store", default: "blog.sqlite")
     let indexPath = BlogExample.argument("--index", default: "search.sqlite")
     let query = BlogExample.argument("--query", default: "swift")

@@ -10,8 +10,8 @@ struct ExportCommand: AsyncParsableCommand {
         abstract: "Export history as a change stream: zstd segments and a manifest, or NDJSON on standard output.",
         discussion: """
             Example: tributary export blog.sqlite --to stream/ --format debezium --snapshot
-            A directory export resumes after a crash without losing or repeating a change; its consumer
-            (--consumer, default export) is committed once the records are durable, so prune --consumed
+            A directory export resumes after a crash without losing or repeating a change; its consumer \
+            (--consumer, default export) is committed once the records are durable, so prune --consumed \
             frees what was exported. --to - prints uncompressed NDJSON.
             """
     )
@@ -80,11 +80,24 @@ struct ExportCommand: AsyncParsableCommand {
         options.compressionLevel = level
         if let consumer { options.consumerName = consumer }
         if to == "-" {
-            try await StandardOutputExport(coordinator: coordinator, options: options, commitConsumer: consumer != nil).run(follow: follow)
+            let export = StandardOutputExport(coordinator: coordinator, options: options, commitConsumer: consumer != nil)
+            let follow = self.follow
+            try await Interruption.cancellingOnSignals { try await export.run(follow: follow) }
             return
         }
         if snapshot { try Self.refuseSnapshotOfExistingStream(URL(fileURLWithPath: to)) }
-        let exporter = try StreamExporter(coordinator: coordinator, directory: URL(fileURLWithPath: to), options: options)
+        let directory = to
+        let follow = self.follow
+        let settled = options
+        try await Interruption.cancellingOnSignals {
+            try await Self.exportToDirectory(coordinator, options: settled, directory: directory, follow: follow)
+        }
+    }
+
+    /// Exports into a stream directory, once or (with `follow`) until the task is cancelled,
+    /// then prints the summary.
+    static func exportToDirectory(_ coordinator: PersistentStoreCoordinator, options: ExportOptions, directory: String, follow: Bool) async throws {
+        let exporter = try StreamExporter(coordinator: coordinator, directory: URL(fileURLWithPath: directory), options: options)
         for warning in exporter.warnings { Console.warn("warning: \(warning)") }
         var total = ExportSummary()
         let progressLine = ProgressLine(verb: "exported", noun: "record")
@@ -100,11 +113,15 @@ struct ExportCommand: AsyncParsableCommand {
             total.committedThrough = summary.committedThrough
             if follow {
                 if summary.records > 0 { Console.print("exported \(Plural.counted(summary.records, "record")) through token \(summary.committedThrough)") }
-                _ = try await StreamExporter.waitForNextCommit(coordinator, after: before)
+                do {
+                    _ = try await StreamExporter.waitForNextCommit(coordinator, after: before)
+                } catch is CancellationError {
+                    break
+                }
             }
         } while follow
         let snapshotText = total.snapshotObjects > 0 ? " (\(Plural.counted(total.snapshotObjects, "snapshot object")))" : ""
-        Console.print("exported \(Plural.counted(total.records, "record"))\(snapshotText) in \(Plural.counted(total.segments, "segment")) to \(to); consumer \(TerminalText.escaped(options.consumerName)) at token \(total.committedThrough)\(progressLine.rateText(total.records))")
+        Console.print("exported \(Plural.counted(total.records, "record"))\(snapshotText) in \(Plural.counted(total.segments, "segment")) to \(directory); consumer \(TerminalText.escaped(options.consumerName)) at token \(total.committedThrough)\(progressLine.rateText(total.records))")
     }
 
     /// `--snapshot` starts a stream: on one that already holds records (other than a snapshot

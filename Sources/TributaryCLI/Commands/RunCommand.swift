@@ -12,9 +12,9 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Run pipelines: history through transforms into sinks, until stopped.",
         discussion: """
             Example: TRIBUTARY_STORE=blog.sqlite tributary run pipelines/search-index.yml --once
-            Every file is checked before anything runs. SIGTERM or SIGINT drains the records in
-            flight, commits the checkpoints and exits 0; --once stops when every pipeline has
-            caught up. Failures, retries and dead letters are logged on standard error (standard
+            Every file is checked before anything runs. SIGTERM or SIGINT drains the records in \
+            flight, commits the checkpoints and exits 0; --once stops when every pipeline has \
+            caught up. Failures, retries and dead letters are logged on standard error (standard \
             output may be a sink). A pipeline with metrics: HOST:PORT serves Prometheus metrics there.
             """
     )

@@ -15,16 +15,18 @@ struct VerifyCommand: AsyncParsableCommand {
     var directory: String
 
     func run() async throws {
+        let progressLine = ProgressLine(verb: "verified", noun: "record")
         let summary = try StreamVerifier(directory: URL(fileURLWithPath: directory)).verify { progress in
-            Console.progress("verified \(progress.segments) segments, \(progress.records) records")
+            progressLine.update(progress.records)
         }
-        Console.endProgress()
+        progressLine.finish()
         let manifest = summary.manifest
-        let ratio = summary.bytes > 0 ? String(format: "%.1f", Double(summary.decompressedBytes) / Double(summary.bytes)) : "-"
-        var line = "ok: \(summary.segments) segments, \(summary.records) records (\(manifest.format.rawValue))"
+        var line = "ok: \(Plural.counted(summary.segments, "segment")), \(Plural.counted(summary.records, "record")) (\(manifest.format.rawValue))"
         if let first = summary.first, let last = summary.last { line += ", \(first) to \(last)" }
-        line += ", \(summary.bytes) bytes, \(ratio)x compressed"
-        if let snapshot = manifest.snapshot { line += ", snapshot at token \(snapshot.token) (\(snapshot.objects) objects)" }
+        if summary.bytes > 0 {
+            line += ", \(Plural.counted(summary.bytes, "byte")), \(String(format: "%.1f", Double(summary.decompressedBytes) / Double(summary.bytes)))x compressed"
+        }
+        if let snapshot = manifest.snapshot { line += ", snapshot at token \(snapshot.token) (\(Plural.counted(snapshot.objects, "object")))" }
         if let dictionary = manifest.dictionary { line += ", dictionary \(dictionary)" }
         Console.print(line)
     }

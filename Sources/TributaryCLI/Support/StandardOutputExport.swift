@@ -59,7 +59,11 @@ struct StandardOutputExport {
             if commitConsumer, current.value > 0 { try coordinator.commitHistoryConsumer(options.consumerName, through: current) }
             guard follow, filter.through == nil else { return }
             filter.after = current
-            _ = try await StreamExporter.waitForNextCommit(coordinator, after: current)
+            do {
+                _ = try await StreamExporter.waitForNextCommit(coordinator, after: current)
+            } catch is CancellationError {
+                return   // SIGINT or SIGTERM: everything read was written and committed
+            }
         }
     }
 }

@@ -46,7 +46,7 @@ enum Console {
     static var isErrorTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     static func print(_ line: String) {
-        Swift.print(line)
+        write(line + "\n")
     }
 
     static func progress(_ text: String) {

@@ -23,6 +23,8 @@ public final class FullTextIndex {
         public var entity: String
         /// bm25 rank: lower is better.
         public var rank: Double
+        /// Its first indexed attribute's text (the title, when the pipeline lists it first).
+        public var title: String = ""
         /// The matching text with the matches in `[` `]`.
         public var snippet: String
     }
@@ -105,14 +107,14 @@ public final class FullTextIndex {
     public func search(_ query: String, limit: Int = 10) throws -> [Hit] {
         do {
             let statement = try connection.makeStatement("""
-                SELECT rowid, bm25(tributary_fts) AS rank, snippet(tributary_fts, -1, '[', ']', '…', 12)
+                SELECT rowid, bm25(tributary_fts) AS rank, snippet(tributary_fts, -1, '[', ']', '…', 12), f0
                 FROM tributary_fts WHERE tributary_fts MATCH ? ORDER BY rank LIMIT ?
                 """)
             try statement.bind([.string(query), .integer(Int64(limit))])
             var hits: [Hit] = []
             while try statement.step() {
                 let (object, entity) = document(rowid: statement.int64(at: 0))
-                hits.append(Hit(object: object, entity: entity, rank: statement.double(at: 1), snippet: statement.string(at: 2)))
+                hits.append(Hit(object: object, entity: entity, rank: statement.double(at: 1), title: statement.string(at: 3), snippet: statement.string(at: 2)))
             }
             return hits
         } catch let error as SQLiteError {
