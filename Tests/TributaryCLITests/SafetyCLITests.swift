@@ -91,7 +91,7 @@ import Testing
         #expect(oldest.stdout.contains("(4 transactions to read)"), "\(oldest.stdout)\(oldest.stderr)")
         let atToken = try CLI.run(["consumers", store, "add", "mid", "--at", tokens[1]])
         #expect(atToken.stdout == "consumer mid at \(tokens[1]) (2 transactions to read)\n", "\(atToken.stderr)")
-        let future = tokens[3].replacingOccurrences(of: tokens[3].split(separator: "-")[0], with: "99")
+        let future = "99-" + (tokens[3].split(separator: "-").last.map(String.init) ?? "")
         let beyond = try CLI.run(["consumers", store, "add", "late", "--at", future])
         #expect(beyond.status != 0)
         #expect(beyond.stderr.contains("beyond the store's current token"), "\(beyond.stderr)")

@@ -3,7 +3,20 @@ import Foundation
 extension Console {
     /// Writes `text` to standard output at once, without stdio's buffer: each printed line
     /// reaches a pipe or file when it is printed, so a signal or a crash loses none of it.
+    /// The text's own UTF-8 bytes are written (no copy of a large batch).
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        var text = text
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
     }
 }
