@@ -236,3 +236,37 @@ extension PortingGapsTests {
         #expect(throws: TributaryError.self) { try coordinator.fetch(attachments) }
     }
 }
+
+extension PortingGapsTests {
+    @Test func batchInsertFromAHandlerStreamsInOneTransaction() throws {
+        let coordinator = try historyCoordinator()
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        context.transactionAuthor = "feed"
+        let start = try coordinator.currentPersistentHistoryToken()
+        var index = 0
+        var request = BatchInsertRequest(entityName: "Tag", objects: [])
+        request.resultType = .objectIDs
+        let result = try context.execute(request) { object in
+            guard index < 2_500 else { return true }
+            object = ["name": .string("tag-\(index)")]
+            index += 1
+            return false
+        }
+        #expect(result.count == 2_500 && result.inserted == 2_500 && result.objectIDs.count == 2_500)
+        #expect(try coordinator.count(for: FetchRequest(entityName: "Tag")) == 2_500)
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.count == 1 && transactions.first?.author == "feed")
+
+        struct Broken: Error {}
+        var calls = 0
+        #expect(throws: Broken.self) {
+            try coordinator.execute(BatchInsertRequest(entityName: "Tag", objects: [])) { object in
+                calls += 1
+                if calls > 1_500 { throw Broken() }   // after one chunk was inserted
+                object = ["name": .string("more-\(calls)")]
+                return false
+            }
+        }
+        #expect(try coordinator.count(for: FetchRequest(entityName: "Tag")) == 2_500)   // nothing of the failed batch
+    }
+}

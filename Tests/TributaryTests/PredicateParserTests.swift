@@ -321,7 +321,7 @@ import Testing
     }
 
     @Test func unknownOperator() {
-        let error = failure("title MATCHES 'x'", offset: 6, token: "MATCHES")
+        let error = failure("title SOUNDSLIKE 'x'", offset: 6, token: "SOUNDSLIKE")
         #expect(error?.message.contains("unknown operator") == true)
         failure("title ~ 'x'", offset: 6, token: "~")
         failure("title 'x'", offset: 6, token: "'x'")

@@ -16,6 +16,48 @@ extension PersistentStoreCoordinator {
         }
     }
 
+    /// Runs a batch insert whose objects come from `dictionaryHandler`, one per call, in one
+    /// transaction (Core Data's `NSBatchInsertRequest(entity:dictionaryHandler:)`): the handler
+    /// fills the dictionary and returns false, or returns true when there are no more objects
+    /// (that call's dictionary is not inserted). Objects are inserted 1,000 at a time as they
+    /// come, so a long import never holds them all; `request.objects` and `rows` are ignored.
+    /// A handler that throws, like a bad object, rejects the whole batch.
+    ///
+    /// ```swift
+    /// var index = 0
+    /// try coordinator.execute(BatchInsertRequest(entityName: "Quake", objects: [])) { object in
+    ///     guard index < feed.count else { return true }
+    ///     object = ["code": .string(feed[index].code), "magnitude": .double(feed[index].magnitude)]
+    ///     index += 1
+    ///     return false
+    /// }
+    /// ```
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest, dictionaryHandler: (inout [String: AttributeValue]) throws -> Bool) throws -> BatchResult {
+        let store = try requireStore()
+        var inserter = try BatchInserter(store: store, entityName: request.entityName)
+        return try store.database.write(request.transaction) { db in
+            var total = BatchResult()
+            var chunk: [[String: AttributeValue]] = []
+            chunk.reserveCapacity(1000)
+            var finished = false
+            while !finished {
+                var object: [String: AttributeValue] = [:]
+                finished = try dictionaryHandler(&object)
+                if !finished { chunk.append(object) }
+                if chunk.count == 1000 || (finished && !chunk.isEmpty) {
+                    let part = try inserter.run(chunk, resultType: request.resultType, on: db)
+                    total.count += part.count
+                    total.inserted += part.inserted
+                    total.updated += part.updated
+                    total.objectIDs += part.objectIDs
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            return total
+        }
+    }
+
     /// Runs a batch update in one transaction.
     ///
     /// ```swift

@@ -22,6 +22,24 @@ extension ManagedObjectContext {
         return try persistentStoreCoordinator.execute(request)
     }
 
+    /// Runs a batch insert fed by `dictionaryHandler` under the context's author and name
+    /// (see ``PersistentStoreCoordinator/execute(_:dictionaryHandler:)``).
+    ///
+    /// ```swift
+    /// var rows = feed.makeIterator()
+    /// try context.execute(BatchInsertRequest(entityName: "Quake", objects: [])) { object in
+    ///     guard let row = rows.next() else { return true }
+    ///     object = ["code": .string(row.code), "magnitude": .double(row.magnitude)]
+    ///     return false
+    /// }
+    /// ```
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest, dictionaryHandler: (inout [String: AttributeValue]) throws -> Bool) throws -> BatchResult {
+        var request = request
+        request.transaction = stamped(request.transaction)
+        return try persistentStoreCoordinator.execute(request, dictionaryHandler: dictionaryHandler)
+    }
+
     /// Runs a batch update under the context's author and name (see the batch insert `execute(_:)`).
     ///
     /// ```swift

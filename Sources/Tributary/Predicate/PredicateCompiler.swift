@@ -252,6 +252,16 @@ struct PredicateCompiler {
                 }
                 return SQLFragment("\(left.sql) GLOB ?", [.string(Self.globPattern(pattern))])
             }
+        case .matches:
+            guard isString else {
+                throw TributaryError(.invalidPredicate, "'MATCHES' compares strings, and the key path is a \(describe(left.kind))", location: place, hint: "use ==, <, > or IN")
+            }
+            let value = try single()
+            guard let pattern = value.stringValue else {
+                throw TributaryError(.invalidPredicate, "MATCHES takes a pattern string, not \(value.kindName)", location: place, hint: "write title MATCHES '[A-Z].*'")
+            }
+            _ = try PredicateRegex.compile(pattern, caseInsensitive: caseInsensitive)   // a bad pattern fails here, not mid-query
+            return SQLFragment("\(SQLFunctions.matches)(\(left.sql), ?, \(caseInsensitive ? 1 : 0))", [value])
         case .in:
             if values.isEmpty { return SQLFragment("0") }
             let marks = Array(repeating: p, count: values.count).joined(separator: ", ")
@@ -283,7 +293,7 @@ struct PredicateCompiler {
         switch kind {
         case .attribute(let type):
             // String operators compare text: keep the constant as given if it is a string.
-            if [.beginsWith, .endsWith, .contains, .like].contains(op), case .string = value { return value }
+            if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op), case .string = value { return value }
             guard let converted = value.coerced(to: type) else {
                 throw TributaryError(.typeMismatch, "\(value.kindName) \(value) cannot be compared with a \(type.rawValue)", location: place, hint: type.formatHint)
             }

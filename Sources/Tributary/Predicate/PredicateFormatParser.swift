@@ -112,14 +112,15 @@ struct PredicateFormatParser {
             case "ENDSWITH": op = .endsWith
             case "CONTAINS": op = .contains
             case "LIKE": op = .like
+            case "MATCHES": op = .matches
             case "IN": op = .in
             case "BETWEEN": op = .between
-            default: throw fail("unknown operator '\(opToken.text)'", hint: "use ==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN or BETWEEN")
+            default: throw fail("unknown operator '\(opToken.text)'", hint: "use ==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES, IN or BETWEEN")
             }
         case .end:
             throw fail("expected an operator after '\(tokens[max(0, position - 1)].text)' but the predicate ended", hint: "write a comparison such as title == 'x'")
         default:
-            throw fail("expected an operator but found '\(opToken.text)'", hint: "use ==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, IN or BETWEEN")
+            throw fail("expected an operator but found '\(opToken.text)'", hint: "use ==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES, IN or BETWEEN")
         }
         advance()
         var options: ComparisonOptions = []
@@ -196,7 +197,7 @@ struct PredicateFormatParser {
             case "TRUE", "YES": advance(); return .constant(.bool(true))
             case "FALSE", "NO": advance(); return .constant(.bool(false))
             case "NIL", "NULL": advance(); return .constant(.null)
-            case "AND", "OR", "NOT", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "IN", "BETWEEN", "ANY", "SOME", "ALL", "NONE":
+            case "AND", "OR", "NOT", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "IN", "BETWEEN", "ANY", "SOME", "ALL", "NONE":
                 throw fail("expected a key path or a value but found the keyword '\(token.text)'", hint: "prefix a key path that is a keyword with #")
             default:
                 advance()

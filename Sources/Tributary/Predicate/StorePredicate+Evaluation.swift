@@ -3,7 +3,7 @@ import Foundation
 extension StorePredicate {
     /// Evaluates the predicate in memory over one object's values (a change record's, say),
     /// without SQL. Supports the common operators: `==`, `!=`, `<`, `<=`, `>`, `>=`,
-    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `IN`, `BETWEEN`, `AND`, `OR`, `NOT`, and the
+    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `MATCHES`, `IN`, `BETWEEN`, `AND`, `OR`, `NOT`, and the
     /// `[c]` and `[d]` options, on single-name key paths. A missing value is `nil`.
     /// `LIKE`, `ANY`/`ALL`/`NONE` and dotted key paths throw `invalidPredicate`; call
     /// ``checkEvaluable()`` to find out before there are values.
@@ -83,6 +83,9 @@ extension Comparison {
             guard let low = Self.order(lhs, bounds[0], options), let high = Self.order(lhs, bounds[1], options) else { return false }
             return low >= 0 && high <= 0
         case .like: throw unsupported("LIKE")
+        case .matches:
+            guard let text = lhs.stringValue, let pattern = rhs.stringValue else { return false }
+            return try PredicateRegex.matches(text, pattern, caseInsensitive: options.contains(.caseInsensitive))
         }
     }
 

@@ -77,7 +77,7 @@ extension StorePredicate {
 
     /// Words the parser reads as keywords where a key path could stand.
     private static let reservedWords: Set<String> = [
-        "AND", "OR", "NOT", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "IN", "BETWEEN", "ANY", "SOME", "ALL", "NONE",
+        "AND", "OR", "NOT", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "IN", "BETWEEN", "ANY", "SOME", "ALL", "NONE",
         "TRUE", "FALSE", "YES", "NO", "NIL", "NULL", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
 }

@@ -68,6 +68,9 @@ public enum ComparisonOperator: String, Sendable, Equatable, CaseIterable {
     case endsWith = "ENDSWITH"
     case contains = "CONTAINS"
     case like = "LIKE"
+    /// An ICU regular expression that the whole text matches, as `NSPredicate`'s; bounded: patterns
+    /// of at most 512 characters, and a text over 1,000,000 UTF-16 units is an error.
+    case matches = "MATCHES"
     case `in` = "IN"
     case between = "BETWEEN"
 }

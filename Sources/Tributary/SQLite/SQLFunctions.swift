@@ -13,6 +13,8 @@ enum SQLFunctions {
     static let lowercase = "tributary_lower"
     /// `tributary_canonical(text)`: lowercase, without diacritics, in NFC.
     static let canonical = "tributary_canonical"
+    /// `tributary_matches(text, pattern, caseInsensitive)`: a predicate's `MATCHES` (``PredicateRegex``).
+    static let matches = "tributary_matches"
 
     /// Registers the functions on `db`.
     static func register(on db: OpaquePointer) {
@@ -23,6 +25,27 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, canonical, 1, flags, nil, { context, _, values in
             SQLFunctions.apply(context, values, SQLFunctions.canonicalize)
         }, nil, nil, nil)
+        sqlite3_create_function_v2(db, matches, 3, flags, nil, { context, _, values in
+            SQLFunctions.match(context, values)
+        }, nil, nil, nil)
+    }
+
+    /// `text MATCHES pattern`: NULL text does not match; a bad pattern or an over-long text is an SQL error.
+    private static func match(_ context: OpaquePointer?, _ values: UnsafeMutablePointer<OpaquePointer?>?) {
+        guard let values, let textValue = values[0], sqlite3_value_type(textValue) != SQLITE_NULL, let text = sqlite3_value_text(textValue),
+              let patternValue = values[1], let pattern = sqlite3_value_text(patternValue) else {
+            sqlite3_result_int(context, 0)
+            return
+        }
+        let string = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(textValue))), as: UTF8.self)
+        let regex = String(decoding: UnsafeBufferPointer(start: pattern, count: Int(sqlite3_value_bytes(patternValue))), as: UTF8.self)
+        do {
+            sqlite3_result_int(context, try PredicateRegex.matches(string, regex, caseInsensitive: sqlite3_value_int(values[2]) != 0) ? 1 : 0)
+        } catch let error as TributaryError {
+            sqlite3_result_error(context, error.message, -1)
+        } catch {
+            sqlite3_result_error(context, "MATCHES failed", -1)
+        }
     }
 
     /// Case- and diacritic-folded text in Unicode canonical composition, for search:
