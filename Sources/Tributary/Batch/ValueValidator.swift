@@ -1,3 +1,5 @@
+import Foundation
+
 /// Checks and converts values given for an entity's properties, with errors that
 /// say which row, which key and what was expected.
 struct ValueValidator {
@@ -7,7 +9,9 @@ struct ValueValidator {
     @inline(__always)
     func attributeValue(_ value: AttributeValue, _ attribute: AttributeDescription, row: Int?) throws -> AttributeValue {
         switch (value, attribute.type) {
-        case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool), (.date, .date), (.uuid, .uuid), (.data, .binary):
+        case (.date(let date), .date):
+            return try supportedDate(date, attribute, row: row)
+        case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool), (.uuid, .uuid), (.data, .binary):
             return value
         case (.null, _):
             guard attribute.isOptional else { throw missing(attribute.name, row: row) }
@@ -16,8 +20,15 @@ struct ValueValidator {
             guard let converted = value.coerced(to: attribute.type) else {
                 throw TributaryError(.typeMismatch, "'\(attribute.name)' of \(table.name) is a \(attribute.type.rawValue), and \(value.kindName) \(Self.preview(value)) is not", location: place(row), hint: attribute.type.formatHint)
             }
+            if case .date(let date) = converted { return try supportedDate(date, attribute, row: row) }
             return converted
         }
+    }
+
+    /// `date` if Tributary stores it (``ISO8601/supportedSeconds``); an error naming the attribute otherwise.
+    private func supportedDate(_ date: Date, _ attribute: AttributeDescription, row: Int?) throws -> AttributeValue {
+        guard ISO8601.isSupported(date) else { throw ISO8601.unsupportedDateError(date.timeIntervalSince1970, attribute: attribute.name, place: place(row)) }
+        return .date(date)
     }
 
     /// The primary key a to-one relationship value points at.

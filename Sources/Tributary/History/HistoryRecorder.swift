@@ -440,7 +440,9 @@ final class HistoryRecorder: @unchecked Sendable {
         let n = sqlite3_value_bytes(old)
         guard n == sqlite3_value_bytes(new) else { return true }
         if type == SQLITE_BLOB || type == SQLITE_TEXT {
-            return memcmp(sqlite3_value_blob(old), sqlite3_value_blob(new), Int(n)) != 0
+            // SQLite gives NULL for the bytes of an empty string or blob: two empty values are equal.
+            guard n > 0, let a = sqlite3_value_blob(old), let b = sqlite3_value_blob(new) else { return false }
+            return memcmp(a, b, Int(n)) != 0
         }
         return sqlite3_value_double(old) != sqlite3_value_double(new) || sqlite3_value_int64(old) != sqlite3_value_int64(new)
     }

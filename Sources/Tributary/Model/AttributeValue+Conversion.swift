@@ -48,11 +48,13 @@ extension AttributeValue {
         }
     }
 
-    /// Whether the value is stored as `type` already (nil is not: optionality is checked apart).
+    /// Whether the value is stored as `type` already (nil is not: optionality is checked apart;
+    /// nor is a date outside ``ISO8601/supportedSeconds``, which the validator refuses).
     @inline(__always)
     func matches(_ type: AttributeType) -> Bool {
         switch (self, type) {
-        case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool), (.date, .date), (.uuid, .uuid), (.data, .binary): return true
+        case (.date(let date), .date): return ISO8601.isSupported(date)
+        case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool), (.uuid, .uuid), (.data, .binary): return true
         default: return false
         }
     }

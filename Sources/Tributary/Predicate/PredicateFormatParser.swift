@@ -9,6 +9,12 @@ struct PredicateFormatParser {
     private var position = 0
     private var arguments: [AttributeValue]
     private var argumentIndex = 0
+    /// Parentheses, `NOT`s, `{…}` and `ARRAY(…)` open around the current token.
+    private var depth = 0
+
+    /// The deepest nesting parsed: deeper input would overflow the stack of this recursive
+    /// parser (and SQLite's expression depth); no real filter comes near it.
+    static let maximumDepth = 100
 
     init(format: String, arguments: [AttributeValue]) throws {
         var lexer = PredicateFormatLexer(format)
@@ -45,6 +51,14 @@ struct PredicateFormatParser {
 
     private func isSymbol(_ symbol: String) -> Bool { current.kind == .symbol(symbol) }
 
+    /// Enters one level of nesting at the current token; a predicate nested too deeply is refused.
+    private mutating func nest() throws {
+        depth += 1
+        guard depth <= Self.maximumDepth else {
+            throw fail("the predicate is nested more than \(Self.maximumDepth) levels deep", hint: "use fewer parentheses, NOTs or nested lists")
+        }
+    }
+
     private mutating func expectSymbol(_ symbol: String, hint: String) throws {
         guard isSymbol(symbol) else { throw fail("expected '\(symbol)' but found '\(current.text)'", hint: hint) }
         advance()
@@ -72,6 +86,8 @@ struct PredicateFormatParser {
 
     private mutating func parseNot() throws -> StorePredicate {
         if isKeyword("NOT") || isSymbol("!") {
+            try nest()
+            defer { depth -= 1 }
             advance()
             return .not(try parseNot())
         }
@@ -80,6 +96,8 @@ struct PredicateFormatParser {
 
     private mutating func parsePrimary() throws -> StorePredicate {
         if isSymbol("(") {
+            try nest()
+            defer { depth -= 1 }
             advance()
             let inner = try parseOr()
             try expectSymbol(")", hint: "close the parenthesis")
@@ -176,6 +194,8 @@ struct PredicateFormatParser {
         case .double(let d): advance(); return .constant(.double(d))
         case .placeholder(let kind): advance(); return try argument(kind, token: token)
         case .symbol("{"):
+            try nest()
+            defer { depth -= 1 }
             advance()
             var items: [StorePredicateExpression] = []
             if !isSymbol("}") {
@@ -253,6 +273,8 @@ struct PredicateFormatParser {
 
     /// `ARRAY(v, …)`: an array value, as an array argument prints. The `(` is consumed.
     private mutating func parseArray(_ start: PredicateToken) throws -> StorePredicateExpression {
+        try nest()
+        defer { depth -= 1 }
         var items: [AttributeValue] = []
         while !isSymbol(")") {
             if !items.isEmpty { try expectSymbol(",", hint: "separate the values of ARRAY(…) with commas") }

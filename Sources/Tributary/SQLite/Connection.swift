@@ -21,6 +21,18 @@ package struct ConnectionOptions: Sendable {
         self.publicStatementArguments = publicStatementArguments
     }
 
+    /// The longest busy timeout accepted: one day, in seconds.
+    package static let maximumBusyTimeout: TimeInterval = 86_400
+
+    /// Refuses a busy timeout that is not a number of seconds from 0 to ``maximumBusyTimeout``
+    /// (NaN, infinities, negative or huge values), which SQLite's milliseconds cannot hold.
+    package static func checkBusyTimeout(_ seconds: TimeInterval, place: String) throws {
+        guard seconds >= 0, seconds <= maximumBusyTimeout else {
+            throw TributaryError(.invalidInput, "busy timeout \(seconds) is not a number of seconds from 0 to \(Int(maximumBusyTimeout))", location: place,
+                                 hint: "give the seconds to wait for another writer's lock, such as 5")
+        }
+    }
+
     /// The same, with statement logging.
     init(readOnly: Bool = false, create: Bool = true, busyTimeout: TimeInterval = 5, isURI: Bool = false, sqlDebug: SQLDebugLog) {
         self.init(readOnly: readOnly, create: create, busyTimeout: busyTimeout, isURI: isURI)
@@ -43,6 +55,7 @@ package final class Connection: @unchecked Sendable {
     private var tracer: SQLTracer?
 
     package init(path: String, options: ConnectionOptions) throws {
+        try ConnectionOptions.checkBusyTimeout(options.busyTimeout, place: path)
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -58,7 +71,7 @@ package final class Connection: @unchecked Sendable {
         self.path = path
         self.options = options
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Int32(options.busyTimeout * 1000))
+        sqlite3_busy_timeout(db, Int32(saturating: options.busyTimeout * 1000))
         SQLFunctions.register(on: db)
         if options.sqlDebug.level > .off { installTracer(SQLTracer(options.sqlDebug, path: path)) }
     }

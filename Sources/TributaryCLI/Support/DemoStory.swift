@@ -173,7 +173,7 @@ struct DemoStory {
         let seconds = max(1e-9, Self.seconds(clock.now - start))
         let verified = try StreamVerifier(directory: stream).verify()
         let ratio = Double(verified.decompressedBytes) / Double(max(1, verified.bytes))
-        add("export", "\(summary.records) records to \(verified.segments) zstd segments at \(Int(Double(summary.records) / seconds)) records/s, \(verified.bytes) bytes for \(verified.decompressedBytes) of NDJSON (\(String(format: "%.1f", ratio))× smaller)")
+        add("export", "\(summary.records) records to \(verified.segments) zstd segments at \(Int64(saturating: Double(summary.records) / seconds)) records/s, \(verified.bytes) bytes for \(verified.decompressedBytes) of NDJSON (\(String(format: "%.1f", ratio))× smaller)")
         add("verify", "manifest, SHA-256 and zstd checksums of \(verified.segments) segments and \(verified.records) records: intact")
         let replayer = try StreamReplayer(directory: stream)
         let copyURL = directory.appendingPathComponent("copy.sqlite")

@@ -91,7 +91,7 @@ public final class HTTPSink: Sink {
         request.body = .bytes(posted!.body)
         let status: Int, answer: ByteBuffer
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(saturating: timeout * 1000)))
             status = Int(response.status.code)
             answer = try await response.body.collect(upTo: 1 << 20)
         } catch {

@@ -14,10 +14,11 @@ package struct DateTexts {
     /// Appends `date` as `ISO8601.append(_:to:)` does.
     package mutating func append(_ date: Date, to buffer: inout [UInt8]) {
         let seconds = date.timeIntervalSince1970
+        // Far dates (and NaN, infinities, which ISO8601 shows as numbers) take the slow path.
+        guard seconds.magnitude < 1e11 else { return ISO8601.append(date, to: &buffer) }
         var whole = seconds.rounded(.down)
         var millis = Int(((seconds - whole) * 1000).rounded())
         if millis == 1000 { whole += 1; millis = 0 }
-        guard whole.magnitude < 1e11 else { return ISO8601.append(date, to: &buffer) }
         let w = Int64(whole)
         let d = w >= 0 ? w / 86_400 : (w - 86_399) / 86_400
         guard d == day else {

@@ -74,5 +74,5 @@ enum RecordBody {
     }
 
     /// Milliseconds since 1970.
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func milliseconds(_ date: Date) -> Int64 { Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -130,7 +130,7 @@ public final class NATSConnection {
     public init(url: String, sink: String, timeout: TimeInterval = 5, maximumPending: Int = 256) throws {
         self.sink = sink
         self.url = url
-        self.timeout = Int64(max(0.05, timeout) * 1000)
+        self.timeout = Int64(saturating: max(0.05, timeout) * 1000)
         self.maximumPending = max(1, maximumPending)
         var options: OpaquePointer?
         try check(natsOptions_Create(&options), "cannot configure the NATS client")
@@ -330,7 +330,7 @@ public final class NATSConnection {
     public func waitForAcknowledgments(timeout seconds: TimeInterval? = nil) -> Bool {
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
-        options.MaxWait = seconds.map { Int64(max(0.001, $0) * 1000) } ?? timeout
+        options.MaxWait = seconds.map { Int64(saturating: max(0.001, $0) * 1000) } ?? timeout
         return js_PublishAsyncComplete(context, &options) == NATS_OK
     }
 
@@ -369,7 +369,7 @@ public final class NATSConnection {
             options.Stream = streamName
             options.Config.AckPolicy = js_AckExplicit
             options.Config.MaxAckPending = Int64(maximumAckPending)
-            options.Config.AckWait = Int64(ackWait * 1_000_000_000)
+            options.Config.AckWait = Int64(saturating: ackWait * 1_000_000_000)
             options.Config.DeliverPolicy = startSequence == nil ? js_DeliverAll : js_DeliverByStartSequence
             options.Config.OptStartSeq = startSequence ?? 0
             return js_PullSubscribe(&subscription, context, subject, durable, nil, &options, &code)
@@ -491,7 +491,7 @@ public final class NATSConnection {
         cConfig.Name = UnsafePointer(name)
         cConfig.SubjectsLen = Int32(subjects.count)
         cConfig.Replicas = Int64(config.replicas)
-        cConfig.Duplicates = Int64(config.duplicateWindow * 1_000_000_000)
+        cConfig.Duplicates = Int64(saturating: config.duplicateWindow * 1_000_000_000)
         switch config.retention {
         case .limits: cConfig.Retention = js_LimitsPolicy
         case .interest: cConfig.Retention = js_InterestPolicy
@@ -575,7 +575,7 @@ public final class NATSPullSubscription {
     /// ```
     public func fetch(batch: Int, timeout: TimeInterval) throws -> [NATSReceivedMessage] {
         var list = natsMsgList()
-        let status = natsSubscription_Fetch(&list, subscription, Int32(batch), Int64(timeout * 1000), nil)
+        let status = natsSubscription_Fetch(&list, subscription, Int32(batch), Int64(saturating: timeout * 1000), nil)
         if status == NATS_TIMEOUT { return [] }
         try owner.check(status, "cannot fetch from the consumer")
         var messages: [NATSReceivedMessage] = []

@@ -65,8 +65,9 @@ public final class RedisConnection {
         let host = url.host ?? "127.0.0.1"
         let port = url.port ?? 6379
         address = "\(host):\(port)"
-        let seconds = Int(timeout)
-        let interval = timeval(tv_sec: seconds, tv_usec: Int(((timeout - Double(seconds)) * 1_000_000).rounded()))
+        // Whole microseconds, held within range (a timeout read from a file may be huge).
+        let micros = Int64(saturating: (max(0, timeout) * 1_000_000).rounded())
+        let interval = timeval(tv_sec: Int(micros / 1_000_000), tv_usec: Int(micros % 1_000_000))
         guard let context = redisConnectWithTimeout(host, Int32(port), interval) else {
             throw TributaryError.sinkUnavailable(sink, "cannot allocate a Redis connection to \(address)")
         }
