@@ -9,9 +9,7 @@ extension PersistentStoreCoordinator {
     @discardableResult
     public func registerHistoryConsumer(_ name: String, startingAt start: ConsumerStart = .current) throws -> HistoryConsumer {
         let store = try requireHistoryStore()
-        guard !name.isEmpty, !name.contains(where: { $0.isNewline }) else {
-            throw TributaryError(.invalidInput, "'\(name)' is not a valid consumer name", hint: "use a short name such as search-index")
-        }
+        try Self.checkConsumerName(name)
         try store.database.write { db in
             let value: Int64
             switch start {
@@ -19,6 +17,7 @@ extension PersistentStoreCoordinator {
             case .oldest: value = try Self.prunedThrough(db)
             case .token(let token):
                 try token.check(belongsTo: store.identifier)
+                try Self.checkNotAhead(token, of: db, consumer: name, store: store)
                 value = token.value
             }
             let now = Date().timeIntervalSince1970
@@ -37,6 +36,7 @@ extension PersistentStoreCoordinator {
         let store = try requireHistoryStore()
         try token.check(belongsTo: store.identifier)
         try store.database.write { db in
+            try Self.checkNotAhead(token, of: db, consumer: name, store: store)
             try db.execute("UPDATE \(HistorySchema.consumers) SET token = ?, committedAt = ? WHERE name = ?",
                            [.integer(token.value), .double(Date().timeIntervalSince1970), .string(name)])
             if db.changes == 0 { throw Self.unknownConsumer(name, store: store) }
@@ -88,6 +88,34 @@ extension PersistentStoreCoordinator {
                                                  lagTransactions: lag, lagSeconds: lagSeconds, state: state))
             }
             return consumers
+        }
+    }
+
+    /// The longest consumer name accepted, in UTF-8 bytes.
+    public static let maximumConsumerNameLength = 200
+
+    /// Refuses a consumer name that is empty or only spaces, longer than
+    /// ``maximumConsumerNameLength`` bytes, or that holds control characters (newlines,
+    /// escapes), which would garble every listing of consumers.
+    static func checkConsumerName(_ name: String) throws {
+        let shown = name.unicodeScalars.prefix(40).map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined()
+        func refuse(_ why: String) -> TributaryError {
+            TributaryError(.invalidInput, "'\(shown)\(name.unicodeScalars.count > 40 ? "…" : "")' is not a valid consumer name: \(why)", hint: "use a short name such as search-index")
+        }
+        if name.allSatisfy(\.isWhitespace) { throw refuse(name.isEmpty ? "it is empty" : "it is only spaces") }
+        if name.utf8.count > maximumConsumerNameLength { throw refuse("it is \(name.utf8.count) bytes long, more than \(maximumConsumerNameLength)") }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isNoncharacterCodePoint || $0 == "\u{2028}" || $0 == "\u{2029}" }) {
+            throw refuse("it holds control characters")
+        }
+    }
+
+    /// Refuses a position after the newest transaction: a consumer there would skip every
+    /// transaction up to it, and `.consumed` pruning would delete them unread.
+    static func checkNotAhead(_ token: PersistentHistoryToken, of db: Connection, consumer: String, store: PersistentStore) throws {
+        let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
+        guard token.value <= newest else {
+            throw TributaryError(.invalidInput, "token \(token.value) is after the store's newest transaction (\(newest)); consumer '\(consumer)' would skip every transaction up to it",
+                                 location: store.url.path, hint: "give a token the store has reached (tributary token STORE prints the newest)")
         }
     }
 

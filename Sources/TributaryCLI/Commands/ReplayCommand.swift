@@ -32,6 +32,9 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Continue into a store that is not empty (after the position an earlier replay saved).")
     var resume = false
 
+    @Option(name: .long, help: "With nats://: the source store to replicate (its UUID) when the stream holds several; the first one seen otherwise.")
+    var store: String?
+
     @Flag(name: .long, help: "With nats://: keep applying new messages until SIGTERM or SIGINT.")
     var follow = false
 
@@ -86,7 +89,11 @@ struct ReplayCommand: AsyncParsableCommand {
             throw ValidationError("'\(directory)' is not nats://HOST:PORT/STREAM")
         }
         let givenModel = try model.map { try ManagedObjectModel(yamlFile: URL(fileURLWithPath: $0)) }
-        let replicator = try NATSReplicator(url: "nats://\(host):\(port)", stream: stream, target: URL(fileURLWithPath: into), model: givenModel)
+        let chosen = try store.map { text in
+            guard let id = UUID(uuidString: text) else { throw TributaryError(.invalidInput, "'\(text)' is not a store ID", location: "--store", hint: "give the source store's UUID (tributary status STORE prints it)") }
+            return id
+        }
+        let replicator = try NATSReplicator(url: "nats://\(host):\(port)", stream: stream, target: URL(fileURLWithPath: into), model: givenModel, sourceStore: chosen)
         let stop = StopSignal()
         var sources: [any DispatchSourceSignal] = []
         if follow {

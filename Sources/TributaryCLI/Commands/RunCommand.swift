@@ -14,7 +14,10 @@ struct RunCommand: AsyncParsableCommand {
             Example: TRIBUTARY_STORE=blog.sqlite tributary run pipelines/search-index.yml --once
             Every file is checked before anything runs. SIGTERM or SIGINT drains the records in \
             flight, commits the checkpoints and exits 0; --once stops when every pipeline has \
-            caught up. Failures, retries and dead letters are logged on standard error (standard \
+            caught up, and fails if a sink stays unavailable longer than --give-up-after. Every \
+            pipeline's consumer is registered before any runs, and each pipeline runs on its own, \
+            so a sink that is away holds back only its pipeline. Failures, retries and dead letters \
+            are logged on standard error (standard \
             output may be a sink). A pipeline with metrics: HOST:PORT serves Prometheus metrics there.
             """
     )
@@ -24,6 +27,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Deliver what there is, then exit.")
     var once = false
+
+    @Option(name: .customLong("give-up-after"), help: "With --once: how long a sink may stay unavailable before the run fails (30s, 5m), its consumer left where it was.")
+    var giveUpAfter = "60s"
 
     func validate() throws {
         guard !pipelines.isEmpty else { throw ValidationError("name at least one pipeline file") }
@@ -42,9 +48,11 @@ struct RunCommand: AsyncParsableCommand {
         defer { for server in servers { server.stop() } }
         for server in servers { Console.warn("serving metrics on http://\(server.host):\(server.port)/metrics") }
         let stop = StopSignal()
+        let giveUp = once ? try DurationText.seconds(parsing: giveUpAfter, option: "--give-up-after") : nil
         let runners = try files.map { file in
             let runner = try PipelineRunner(pipeline: file)
             runner.shouldStop = { stop.isRequested }
+            runner.giveUpAfter = giveUp
             return runner
         }
         let service = PipelineService(runners: runners, stop: stop, once: once)

@@ -49,7 +49,7 @@ public final class PipelineRunner {
     /// The source store's coordinator.
     public let coordinator: PersistentStoreCoordinator
     /// Waits between retries (injectable: tests pass one that does not sleep).
-    public var sleep: @Sendable (TimeInterval) async throws -> Void = { try await Task.sleep(for: .milliseconds(Int64($0 * 1000))) }
+    public var sleep: @Sendable (TimeInterval) async throws -> Void = { try await Task.sleep(for: .milliseconds(Int64(saturating: $0 * 1000))) }
     /// Random numbers in 0...1 for the backoff's jitter.
     public var random: @Sendable () -> Double = { Double.random(in: 0...1) }
     /// Told of each failed attempt and each dead-lettered batch (the CLI prints to standard error).
@@ -58,6 +58,13 @@ public final class PipelineRunner {
     public var shouldStop: @Sendable () -> Bool = { false }
     /// The clock checkpoints are timed by.
     public var now: @Sendable () -> Date = { Date() }
+    /// How long a sink may stay unavailable (opening, delivering or checkpointing) before the
+    /// runner gives up with `pipelineStopped`, whatever its retry policy; nil (the default) to
+    /// retry as the policy says. `tributary run --once` sets it so a run always returns.
+    public var giveUpAfter: TimeInterval?
+    /// Asked before pruning: false holds pruning back (``PipelineService`` says so while a
+    /// pipeline of the run has not registered its consumer yet).
+    public var pruneAllowed: @Sendable () -> Bool = { true }
     /// The pipeline's metrics (made with the process's metrics backend unless replaced).
     public var metrics: PipelineMetrics
     /// Where failures, retries and dead letters are logged, with pipeline and sink as metadata.
@@ -73,6 +80,8 @@ public final class PipelineRunner {
     private var sinceCheckpoint = 0
     private var lastCheckpoint = Date()
     private var lastPrune = Date(timeIntervalSince1970: 0)
+    /// When a sink began failing without a success since (for ``giveUpAfter``).
+    private var failingSince: Date?
     /// When the lag gauges were last set, and how long counting took.
     private var lagUpdated: (at: ContinuousClock.Instant, took: Duration)?
 
@@ -124,6 +133,29 @@ public final class PipelineRunner {
 
     /// The consumer's committed token.
     public var committedToken: Int64 { committed }
+
+    /// Registers the pipeline's consumer if it is new, at the oldest history kept, so that
+    /// pipelines run beside it do not prune what it has to read; returns a warning when
+    /// history was already pruned before it. A pipeline that starts with a snapshot registers
+    /// its consumer only once the snapshot is delivered (at the snapshot's token).
+    public func registerConsumer() throws -> String? {
+        let name = pipeline.source.consumer
+        guard (try? coordinator.historyConsumer(named: name)) == nil, !pipeline.source.snapshot else { return nil }
+        let consumer = try coordinator.registerHistoryConsumer(name, startingAt: .oldest)
+        guard consumer.token.value > 0 else { return nil }
+        return "pipeline \(pipeline.name): consumer \(name) is new and history through token \(consumer.token.value) was already pruned, so it starts after it; "
+            + "set source.snapshot: true to deliver the rows that history changed"
+    }
+
+    /// Gives up when a sink has failed for longer than ``giveUpAfter``.
+    private func giveUpIfDue(_ sink: String, _ failure: TributaryError) throws {
+        guard let giveUpAfter else { return }
+        let since = failingSince ?? now()
+        failingSince = since
+        guard now().timeIntervalSince(since) >= giveUpAfter else { return }
+        throw TributaryError(.pipelineStopped, "sink \(sink) was unavailable for \(Int64(saturating: giveUpAfter)) s (\(failure.message)); giving up",
+                             location: pipeline.path, hint: "start the sink's server and run again: consumer \(pipeline.source.consumer) stays at token \(committed), so nothing is skipped")
+    }
 
     private func openIfNeeded() async throws {
         guard !opened else { return }
@@ -314,6 +346,7 @@ public final class PipelineRunner {
             do {
                 let started = ContinuousClock.now
                 try await state.sink.deliver(chunk)
+                failingSince = nil
                 metrics.delivered(sink: index, records: chunk.count, transactions: Set(chunk.map(\.position.token)).count, duration: ContinuousClock.now - started)
                 return true
             } catch {
@@ -325,6 +358,7 @@ public final class PipelineRunner {
                 report("pipeline \(pipeline.name): sink \(state.sink.name): attempt \(attempt) failed: \(failure.message)")
                 logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
                 if (transient || state.onError == .retry) && !exhausted {
+                    try giveUpIfDue(state.sink.name, failure)
                     metrics.retried(sink: index)
                     try? updateLag()   // commits keep arriving while the sink is away: the lag shows it
                     if shouldStop() { throw Interrupted() }
@@ -376,7 +410,7 @@ public final class PipelineRunner {
         }
         sinceCheckpoint = 0
         lastCheckpoint = now()
-        if let prune = pipeline.prune, moved, now().timeIntervalSince(lastPrune) >= 10 {
+        if let prune = pipeline.prune, moved, now().timeIntervalSince(lastPrune) >= 10, pruneAllowed() {
             try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
             lastPrune = now()
         }
@@ -403,8 +437,11 @@ public final class PipelineRunner {
         var attempt = 0
         while true {
             do {
-                return try await sink.open(context)
+                let durable = try await sink.open(context)
+                failingSince = nil
+                return durable
             } catch let error as TributaryError where error.code == .sinkUnavailable {
+                try giveUpIfDue(sink.name, error)
                 attempt += 1
                 report("pipeline \(pipeline.name): sink \(sink.name): open attempt \(attempt) failed: \(error.message)")
                 logger.warning("open failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
@@ -426,8 +463,10 @@ public final class PipelineRunner {
                     throw TributaryError(.pipelineStopped, "sink \(sink.name) reports \(durable.map(\.description) ?? "nothing") durable, not \(position)",
                                          location: pipeline.path, hint: "the sink lost records; start it over")
                 }
+                failingSince = nil
                 return durable
             } catch let error as TributaryError where error.code == .sinkUnavailable {
+                try giveUpIfDue(sink.name, error)
                 attempt += 1
                 report("pipeline \(pipeline.name): sink \(sink.name): checkpoint attempt \(attempt) failed: \(error.message)")
                 logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
@@ -446,7 +485,7 @@ public final class PipelineRunner {
         guard opened else { return }
         try await checkpoint()
         try? updateLag()   // the gauges only: a failure here must not keep the sinks open
-        if let prune = pipeline.prune {
+        if let prune = pipeline.prune, pruneAllowed() {
             try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
             lastPrune = now()
         }

@@ -2,10 +2,10 @@ import Foundation
 import ServiceLifecycle
 import Tributary
 
-/// Runs pipelines until stopped: a thin loop that calls each runner's
-/// ``PipelineRunner/runOnce()`` while there is work, waits for new commits when there is none
-/// (``waitForNewCommits(_:after:stop:)``), and on a stop request (or, with `once`, when
-/// every pipeline has caught up) checkpoints and closes every runner. A swift-service-lifecycle
+/// Runs pipelines until stopped: one thin loop per pipeline, each in a task of its own, that
+/// calls its runner's ``PipelineRunner/runOnce()`` while there is work, waits for new commits
+/// when there is none (``waitForNewCommits(_:after:stop:)``), and on a stop request (or, with
+/// `once`, when it has caught up) checkpoints and closes the runner. A swift-service-lifecycle
 /// `Service`: in a `ServiceGroup`, graceful shutdown (SIGTERM, SIGINT) requests the stop.
 ///
 /// ```swift
@@ -41,27 +41,67 @@ public final class PipelineService: Service, @unchecked Sendable {
     }
 
     /// Runs until stopped (or caught up, with `once`), then checkpoints and closes every runner.
+    ///
+    /// Every pipeline's consumer is registered before any pipeline takes a step, so none
+    /// prunes history another has yet to read; and no pipeline prunes while one that starts
+    /// with a snapshot has not registered its consumer. Each pipeline then runs in a task of
+    /// its own, so a sink that is away delays only its own pipeline. When a pipeline fails,
+    /// the others stop too (they checkpoint and close), except with `once`, where they finish
+    /// their work; the first failure is thrown.
     public func run(once: Bool) async throws {
-        do {
-            loop: while !stop.isRequested {
-                let tokens = try runners.map { try $0.coordinator.currentPersistentHistoryToken() }
-                var idle = true
-                for runner in runners {
-                    let step = try await runner.runOnce()
-                    if step.interrupted { break loop }
-                    if !step.caughtUp { idle = false }
-                    if stop.isRequested { break loop }
+        for runner in runners {
+            if let warning = try runner.registerConsumer() {
+                runner.report(warning)
+                runner.logger.warning("\(warning)")
+            }
+        }
+        let consumers = runners.map { ($0.coordinator, $0.pipeline.source.consumer) }
+        let pruneAllowed: @Sendable () -> Bool = { consumers.allSatisfy { (try? $0.0.historyConsumer(named: $0.1)) != nil } }
+        for runner in runners { runner.pruneAllowed = pruneAllowed }
+        let stop = self.stop
+        let failure = await withTaskGroup(of: (any Error)?.self) { group in
+            for runner in runners.map(OwnedRunner.init) {
+                group.addTask {
+                    do {
+                        try await Self.drive(runner.runner, once: once, stop: stop)
+                        return nil
+                    } catch {
+                        if !once { stop.request() }
+                        return error
+                    }
                 }
-                if idle {
+            }
+            var first: (any Error)?
+            for await error in group where first == nil { first = error }
+            return first
+        }
+        if let failure { throw failure }
+    }
+
+    /// A runner handed to the one task that drives it.
+    // @unchecked Sendable: each runner is used by exactly one task, started once by run(once:).
+    private struct OwnedRunner: @unchecked Sendable {
+        let runner: PipelineRunner
+    }
+
+    /// Steps one pipeline until stopped (or caught up, with `once`), waiting for commits to
+    /// its store while it has none to read, then checkpoints and closes it.
+    private static func drive(_ runner: PipelineRunner, once: Bool, stop: StopSignal) async throws {
+        do {
+            while !stop.isRequested {
+                let token = try runner.coordinator.currentPersistentHistoryToken()
+                let step = try await runner.runOnce()
+                if step.interrupted { break }
+                if step.caughtUp {
                     if once { break }
-                    try await Self.waitForNewCommits(runners.map(\.coordinator), after: tokens, stop: stop)
+                    try await waitForNewCommits([runner.coordinator], after: [token], stop: stop)
                 }
             }
         } catch {
-            for runner in runners { try? await runner.finish() }
+            try? await runner.finish()
             throw error
         }
-        for runner in runners { try await runner.finish() }
+        try await runner.finish()
     }
 
     /// Waits until one of the stores has a commit after its token in `tokens` (taken before

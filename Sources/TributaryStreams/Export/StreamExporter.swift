@@ -49,7 +49,8 @@ public final class StreamExporter {
         storeID = store.identifier
         // A store without history fails here, before anything is written.
         _ = try coordinator.currentPersistentHistoryToken()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.checkTimeFilters(options.filter, directory: directory)
+        try DirectoryPreparer.create(directory, what: "stream directory")
         var manifest = try StreamManifest.load(from: directory) ?? StreamManifest(storeID: storeID, format: options.format)
         guard manifest.storeID == storeID else {
             throw TributaryError(.invalidInput, "the stream in \(directory.path) is of store \(manifest.storeID.uuidString.lowercased()), not \(storeID.uuidString.lowercased())",
@@ -67,6 +68,8 @@ public final class StreamExporter {
             manifest.completeThrough = 0
             try manifest.save(to: directory)
         }
+        let existing = try? coordinator.historyConsumer(named: options.consumerName)
+        try Self.bind(&manifest, to: options, consumerExists: existing != nil, directory: directory)
         self.manifest = manifest
         try Self.removeLeftovers(in: directory, manifest: manifest)
         let modelURL = directory.appendingPathComponent(StreamManifest.modelFileName)
@@ -78,7 +81,6 @@ public final class StreamExporter {
         recordEncoder = options.format.makeEncoder(clock: options.clock)
         native = options.format == .native ? NativeEncoder() : nil
         training = options.dictionary && dictionary == nil && manifest.segments.isEmpty
-        let existing = try? coordinator.historyConsumer(named: options.consumerName)
         let consumer = try existing ?? coordinator.registerHistoryConsumer(options.consumerName, startingAt: .oldest)
         committed = consumer.token.value
         if existing == nil, manifest.segments.isEmpty, !options.snapshot, consumer.token.value > 0 {
@@ -114,7 +116,10 @@ public final class StreamExporter {
             try exportSnapshot(&summary, progress: progress)
         }
         let current = try coordinator.currentPersistentHistoryToken()
-        var after = max(committed, manifest.completeThrough)
+        // A stream continues from what it holds, even if its consumer was moved past that
+        // (history it needs that was pruned since fails the read, never leaves a silent gap).
+        var after = manifest.completeThrough
+        if manifest.segments.isEmpty, manifest.snapshot == nil, manifest.completeThrough == 0 { after = committed }
         if let last = manifest.last { after = max(after, last.isSnapshot ? last.token : last.token - 1) }
         let resumeAfter = manifest.last
         if current.value > after {

@@ -53,6 +53,13 @@ public struct StreamReplayer {
     /// A replayer of the stream in `directory`, with the model kept beside its manifest unless `model` is given.
     public init(directory: URL, model: ManagedObjectModel? = nil) throws {
         self.directory = directory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
+            throw TributaryError(.fileNotFound, "no stream directory at this path", location: directory.path, hint: "give the directory tributary export --to wrote")
+        }
+        guard isDirectory.boolValue else {
+            throw TributaryError(.invalidInput, "this is a file, not a stream directory", location: directory.path, hint: "give the directory tributary export --to wrote")
+        }
         if let model {
             self.model = model
         } else {
@@ -60,7 +67,11 @@ public struct StreamReplayer {
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 throw TributaryError(.damagedStream, "the stream has no model (\(StreamManifest.modelFileName))", location: directory.path, hint: "give the source's model with --model FILE")
             }
-            self.model = try ManagedObjectModel.fromJSON(data)
+            do {
+                self.model = try ManagedObjectModel.fromJSON(data)
+            } catch let error as TributaryError where error.code == .invalidModel {
+                throw TributaryError(.damagedStream, "\(StreamManifest.modelFileName) is damaged (\(error.message))", location: url.path, hint: "restore it from the source, or give the source's model with --model FILE")
+            }
         }
     }
 

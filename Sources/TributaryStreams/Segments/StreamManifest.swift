@@ -68,6 +68,13 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     public var completeThrough: Int64
     /// The segments, in order.
     public var segments: [Segment]
+    /// The history consumer that keeps this stream's position in the store: a stream is bound
+    /// to one, and an export with another is refused (nil in streams written before 0.x).
+    public var consumer: String?
+    /// Whether the stream holds only some changes (entities, authors, context names or change
+    /// types chosen): nil when unknown. In a stream that is not filtered every transaction
+    /// follows the one before (tokens are consecutive), so a verifier can tell a gap.
+    public var filtered: Bool?
 
     /// An empty manifest.
     public init(storeID: UUID, format: StreamFormat, completeThrough: Int64 = 0) {
@@ -99,7 +106,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         } catch let error as TributaryError {
             throw TributaryError(.damagedStream, "the manifest cannot be read: \(error.message)", location: url.path, hint: "restore manifest.json; it must not be edited by hand")
         } catch {
-            throw TributaryError(.damagedStream, "the manifest cannot be read (\(Self.describe(error)))", location: url.path, hint: "restore manifest.json; it must not be edited by hand")
+            throw TributaryError(.damagedStream, "the manifest cannot be read (\((error as? DecodingError)?.shortDescription ?? "\(error)"))", location: url.path, hint: "restore manifest.json; it must not be edited by hand")
         }
         guard manifest.formatVersion <= currentFormatVersion else {
             throw TributaryError(.newerFormat, "the stream was written by a newer Tributary (manifest format \(manifest.formatVersion))", location: url.path, hint: "upgrade tributary")
@@ -121,14 +128,5 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     /// Writes the manifest to `directory` atomically: a temporary file, fsync, rename, fsync of the directory.
     public func save(to directory: URL) throws {
         try DurableFile.write(try encoded(), to: directory.appendingPathComponent(Self.fileName))
-    }
-
-    private static func describe(_ error: Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): return "no \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
-            return (context.codingPath.map(\.stringValue).joined(separator: ".") + " " + context.debugDescription).trimmingCharacters(in: .whitespaces)
-        default: return "\(error)"
-        }
     }
 }

@@ -40,6 +40,10 @@ public struct StreamVerifier {
 
     /// The manifest, checked on its own: present, readable, segments in order with no gap or overlap.
     public func checkedManifest() throws -> StreamManifest {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw TributaryError(.invalidInput, "this is a file, not a stream directory", location: directory.path, hint: "give the directory tributary export --to wrote")
+        }
         guard let manifest = try StreamManifest.load(from: directory) else {
             throw TributaryError(.damagedStream, "no manifest.json", location: directory.path, hint: "this is not a stream directory (tributary export STORE --to DIR writes one)")
         }
@@ -69,6 +73,11 @@ public struct StreamVerifier {
         if let snapshot = manifest.snapshot, let first = manifest.segments.first?.first, !first.isSnapshot || first.token != snapshot.token {
             throw TributaryError(.damagedStream, "the manifest says the stream starts with a snapshot at token \(snapshot.token), and its first record is \(first)", location: place)
         }
+        if let snapshot = manifest.snapshot, !snapshot.complete {
+            let written = manifest.segments.reduce(0) { $0 + $1.records }
+            throw TributaryError(.damagedStream, "the snapshot at token \(snapshot.token) is incomplete (\(written) records written): its export was cut short", location: place,
+                                 hint: "run the export again: it starts the stream over with a new snapshot")
+        }
         return manifest
     }
 
@@ -81,6 +90,7 @@ public struct StreamVerifier {
         }
         let decoder = try ZstdFrameDecoder(dictionary: dictionary)
         var summary = Summary(manifest: manifest)
+        var gaps = GapCheck(manifest: manifest)
         for segment in manifest.segments {
             let reader = try SegmentReader(directory: directory, segment: segment, format: manifest.format, decoder: decoder)
             var count = 0
@@ -89,6 +99,7 @@ public struct StreamVerifier {
                 if count == 0, position != segment.first {
                     throw TributaryError(.damagedStream, "record 1 is at \(position), the manifest says \(segment.first)", location: "segment \(segment.name)")
                 }
+                try gaps.check(position, segment: segment)
                 count += 1
                 last = position
                 summary.decompressedBytes += line.count + 1

@@ -44,6 +44,11 @@ public final class NATSReplicator {
     private let positionURL: URL
     private var applied: [String: StreamPosition]
     private var appliedSequence: UInt64
+    /// The source store this replica applies (its ID in lowercase): the one chosen, else the
+    /// first one seen, kept in the positions file. A replica is a copy of one store: messages
+    /// of other stores are skipped when a store was chosen, and refused otherwise.
+    public private(set) var sourceStore: String?
+    private let storeChosen: Bool
 
     /// A replicator of `stream` on `url` into the store at `target` (created with `model` if
     /// missing; an existing store keeps its own model when `model` is nil), through durable
@@ -53,7 +58,7 @@ public final class NATSReplicator {
     /// let replicator = try NATSReplicator(url: "nats://127.0.0.1:4222", stream: "TRIBUTARY", target: URL(fileURLWithPath: "replica.sqlite"), model: nil)
     /// ```
     public init(url: String, stream: String, target targetFile: URL, model: ManagedObjectModel?, consumer: String? = nil, batchSize: Int = 500,
-                ackWait: TimeInterval = 2) throws {
+                ackWait: TimeInterval = 2, sourceStore: UUID? = nil) throws {
         self.stream = stream
         self.batchSize = max(1, batchSize)
         let targetURL = targetFile.standardizedFileURL
@@ -83,6 +88,13 @@ public final class NATSReplicator {
         self.model = store.model
         positionURL = targetURL.deletingLastPathComponent().appendingPathComponent(targetURL.lastPathComponent + ".nats-position")
         (appliedSequence, applied) = try Self.loadPositions(positionURL)
+        let chosen = sourceStore?.uuidString.lowercased()
+        storeChosen = chosen != nil
+        if let chosen, let other = applied.keys.first(where: { $0 != chosen }) {
+            throw TributaryError(.invalidInput, "the replica holds changes of store \(other), not \(chosen)", location: targetURL.path,
+                                 hint: "replicate store \(chosen) into a new replica")
+        }
+        self.sourceStore = chosen ?? applied.keys.sorted().first
         try connection.deleteConsumer(stream: stream, consumer: self.consumer)
         subscription = try connection.pullSubscribe(stream: stream, subject: subject, durable: self.consumer, maximumAckPending: self.batchSize, ackWait: ackWait,
                                                     startSequence: appliedSequence + 1)
@@ -114,22 +126,36 @@ public final class NATSReplicator {
     @discardableResult
     public func replicateOnce(timeout: TimeInterval = 1, summary: inout Summary) throws -> Int {
         let messages = try subscription.fetch(batch: batchSize, timeout: timeout)
-        guard let lastMessage = messages.last else { return 0 }
+        guard !messages.isEmpty else { return 0 }
         var applier = StreamRecordApplier(coordinator: target, model: model, batchSize: batchSize)
         var reached = applied
         var sequence = appliedSequence
-        for received in messages {
+        var handled = messages.count
+        var refusal: TributaryError?
+        for (offset, received) in messages.enumerated() {
             let message = received.message
             if message.sequence <= sequence {
                 summary.skipped += 1
                 continue
             }
-            sequence = message.sequence
             guard let store = message.headers[NATSSink.storeHeader], let text = message.headers[NATSSink.positionHeader],
                   let position = try? StreamPosition(parsing: text) else {
                 throw TributaryError(.invalidInput, "message \(message.sequence) on \(message.subject) has no \(NATSSink.positionHeader) or \(NATSSink.storeHeader) header",
                                      location: "stream \(stream)", hint: "replay a stream that only a tributary nats sink publishes to")
             }
+            if let source = sourceStore, store.lowercased() != source, !storeChosen {
+                // What came before it is applied and acknowledged; it and what follows are not.
+                refusal = TributaryError(.invalidInput, "message \(message.sequence) is a change of store \(store), and this replica copies store \(source)", location: "stream \(stream)",
+                                         hint: "a replica copies one store: replay with --store \(source) into this one, and with --store \(store) into another")
+                handled = offset
+                break
+            }
+            sequence = message.sequence
+            if let source = sourceStore, store.lowercased() != source {
+                summary.skipped += 1
+                continue
+            }
+            if sourceStore == nil { sourceStore = store.lowercased() }
             if let done = reached[store], position <= done {
                 summary.skipped += 1
                 continue
@@ -146,8 +172,10 @@ public final class NATSReplicator {
             applied = reached
             appliedSequence = sequence
         }
-        for received in messages.dropLast() { try received.acknowledge(wait: false) }
-        try lastMessage.acknowledge()
+        let done = messages.prefix(handled)
+        for received in done.dropLast() { try received.acknowledge(wait: false) }
+        try done.last?.acknowledge()
+        if let refusal { throw refusal }
         return messages.count
     }
 

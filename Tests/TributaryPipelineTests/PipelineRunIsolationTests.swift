@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import Tributary
+import TributaryPipeline
+import TributaryTestSupport
+
+/// Pipelines run together (`tributary run a.yml b.yml`) do not lose each other's history and
+/// do not wait on each other's sinks; `--once` always returns (issue 18).
+@Suite struct PipelineRunIsolationTests {
+    static func shipped(_ name: String) -> String {
+        PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/\(name)").path
+    }
+
+    /// The number of posts the search index at `path` holds.
+    static func indexedPosts(_ path: String) throws -> Int {
+        let hits = try TributaryProcess.run(["search", path, "Body", "--limit", "100000", "--json"])
+        #expect(hits.status == 0, "\(hits.stderr)")
+        return hits.stdoutLines.count
+    }
+
+    static func consumerToken(_ store: PersistentStoreCoordinator, _ name: String) throws -> Int64 {
+        try store.historyConsumer(named: name).token.value
+    }
+
+    @Test func aPipelineThatPrunesDoesNotDeleteWhatAnotherOfTheRunHasToRead() throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 40)
+        let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "TRIBUTARY_OUT": dir.path("out")]
+        let run = try TributaryProcess.run(["run", Self.shipped("audit-archive.yml"), Self.shipped("search-index.yml"), "--once"], environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Self.indexedPosts(dir.path("out/search.sqlite")) == 40)
+        let current = try store.currentPersistentHistoryToken().value
+        #expect(try Self.consumerToken(store, "audit-archive") == current && Self.consumerToken(store, "search-index") == current)
+
+        // A consumer that is new once history was pruned is told so.
+        let late = """
+            name: late
+            source:
+              store: \(dir.path("s.sqlite"))
+              consumer: late
+            sinks:
+              - type: segments
+                directory: \(dir.path("late"))
+            """
+        try Data(late.utf8).write(to: dir.url.appendingPathComponent("late.yml"))
+        let warned = try TributaryProcess.run(["run", dir.path("late.yml"), "--once"])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stderr.contains("consumer late is new and history through token \(current) was already pruned"), "\(warned.stderr)")
+    }
+
+    @Test func aSinkThatIsAwayDelaysOnlyItsPipelineAndOnceGivesUp() throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 40)
+        // No NATS server listens on this port: the nats pipeline retries its open, unlimited.
+        let port = try FreePort.next()
+        let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "TRIBUTARY_OUT": dir.path("out"), "NATS_URL": "nats://127.0.0.1:\(port)"]
+        let started = Date()
+        let run = try TributaryProcess.run(["run", Self.shipped("nats-fanout.yml"), Self.shipped("search-index.yml"), "--once", "--give-up-after", "2s"], environment: environment)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("sink nats was unavailable for 2 s") && run.stderr.contains("giving up"), "\(run.stderr)")
+        #expect(elapsed < 30, "the run returned after \(elapsed) s")
+        // The other pipeline delivered everything; the failing one's consumer did not move.
+        #expect(try Self.indexedPosts(dir.path("out/search.sqlite")) == 40)
+        #expect(try Self.consumerToken(store, "search-index") == store.currentPersistentHistoryToken().value)
+        #expect(try Self.consumerToken(store, "nats-fanout") == 0)
+    }
+}
