@@ -19,13 +19,35 @@ extension ManagedObjectModel {
     /// let model = try ManagedObjectModel(yamlFile: URL(fileURLWithPath: "examples/blog/model.yml"))
     /// ```
     public init(yamlFile url: URL) throws {
-        let text: String
-        do {
-            text = try String(contentsOf: url, encoding: .utf8)
-        } catch {
-            throw TributaryError(.fileNotFound, "cannot read model file", location: url.path, hint: "check the path given with --model")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw TributaryError(.fileNotFound, "cannot read model file: there is no file at this path", location: url.path, hint: "check the path given with --model")
+        }
+        guard !isDirectory.boolValue else {
+            throw TributaryError(.invalidModel, "cannot read model file: this is a directory", location: url.path, hint: "give the path of a model file, such as model.yml")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw TributaryError(.io, "cannot read model file: it cannot be opened", location: url.path, hint: "check its permissions")
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            let offset = Self.firstInvalidUTF8(in: data)
+            throw TributaryError(.invalidModel, "the model file is not UTF-8 text (invalid byte at offset \(offset))", location: url.path, hint: "save it as UTF-8")
         }
         try self.init(yaml: text, source: url.path)
+    }
+
+    /// The offset of the first byte that does not belong to valid UTF-8 in `data`.
+    private static func firstInvalidUTF8(in data: Data) -> Int {
+        var offset = 0
+        var decoder = UTF8()
+        var bytes = data.makeIterator()
+        while true {
+            switch decoder.decode(&bytes) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return offset
+            case .error: return offset
+            }
+        }
     }
 
     /// Reads a model from YAML text; `source` names it in errors.

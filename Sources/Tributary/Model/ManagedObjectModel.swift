@@ -91,8 +91,14 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
     }
 
     /// Decodes a model from its canonical JSON.
+    /// JSON that is not a model throws ``TributaryError/Code/invalidModel`` saying what is wrong.
     public static func fromJSON(_ data: Data) throws -> ManagedObjectModel {
-        let model = try JSONDecoder().decode(ManagedObjectModel.self, from: data)
+        let model: ManagedObjectModel
+        do {
+            model = try JSONDecoder().decode(ManagedObjectModel.self, from: data)
+        } catch let error as DecodingError {
+            throw TributaryError(.invalidModel, "the model's JSON is damaged: \(error.shortDescription)")
+        }
         try model.validate()
         return model
     }
@@ -157,6 +163,7 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
             }
         }
         try validateDerivedAttributes()
+        try StoreSchema(model: self).checkObjectNames()
     }
 
     static func isValidName(_ name: String) -> Bool {

@@ -32,6 +32,12 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public static let cantOpen = SQLITE_CANTOPEN
     /// A write to a read-only database (`SQLITE_READONLY`).
     public static let readOnly = SQLITE_READONLY
+    /// The database file is damaged (`SQLITE_CORRUPT`).
+    public static let corrupt = SQLITE_CORRUPT
+    /// The disk is full (`SQLITE_FULL`).
+    public static let full = SQLITE_FULL
+    /// The operating system reported an I/O error (`SQLITE_IOERR`).
+    public static let ioError = SQLITE_IOERR
     /// The operation was interrupted (`SQLITE_INTERRUPT`).
     public static let interrupt = SQLITE_INTERRUPT
     public static let constraintUnique: Int32 = 2067  // SQLITE_CONSTRAINT | (8 << 8); the C macro is not imported

@@ -26,9 +26,13 @@ final class StoreDatabase: Sendable {
         if readOnly {
             writer = nil
         } else {
-            let connection = try Connection(path: path, options: options)
-            try Self.configure(connection, isInMemory: isInMemory, busyTimeout: busyTimeout)
-            writer = connection
+            do {
+                let connection = try Connection(path: path, options: options)
+                try Self.configure(connection, isInMemory: isInMemory, busyTimeout: busyTimeout)
+                writer = connection
+            } catch let error as SQLiteError {
+                throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+            }
         }
         let readerOptions = ConnectionOptions(readOnly: false, create: false, busyTimeout: busyTimeout, isURI: isInMemory, sqlDebug: sqlDebug)
         readers = ReaderPool(maximumSize: poolSize, timeout: busyTimeout) {
@@ -129,20 +133,4 @@ final class StoreDatabase: Sendable {
         poster?.close()
     }
 
-    /// Turns SQLite's lock and format errors into errors a user can act on.
-    static func translate(_ error: SQLiteError, path: String, timeout: TimeInterval) -> Error {
-        switch error.primaryCode {
-        case SQLiteError.busy, SQLiteError.locked:
-            return TributaryError(.storeLocked, "the store stayed locked by another connection for \(timeout) s", location: path,
-                                  hint: "wait for the other writer to finish, or raise the busy timeout")
-        case SQLiteError.notADatabase:
-            return TributaryError(.notAStore, "not a SQLite database", location: path, hint: "give the path of a store made by tributary init")
-        case SQLiteError.cantOpen:
-            return TributaryError(.fileNotFound, "cannot open the store", location: path, hint: "check that the path and its directory exist and are accessible")
-        case SQLiteError.readOnly:
-            return TributaryError(.readOnly, "the store's file is read-only", location: path, hint: "check the file's permissions")
-        default:
-            return error
-        }
-    }
 }

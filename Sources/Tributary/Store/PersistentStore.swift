@@ -47,6 +47,8 @@ public final class PersistentStore: Sendable {
 
     /// Opens (and, given a model, creates or migrates) the store described. The description
     /// is locked from now on (unlocked again if the store cannot be opened, so it can be fixed).
+    /// Creating is all or nothing: when a new store cannot be made (a model SQLite refuses, a
+    /// full disk), the file is removed again, or emptied again when it was an empty file.
     static func open(_ description: PersistentStoreDescription, model: ManagedObjectModel?) throws -> PersistentStore {
         let wasLocked = description.lock()
         do {
@@ -58,26 +60,15 @@ public final class PersistentStore: Sendable {
     }
 
     private static func openLocked(_ description: PersistentStoreDescription, model: ManagedObjectModel?) throws -> PersistentStore {
+        try ConnectionOptions.checkBusyTimeout(description.busyTimeout, place: description.url.path)
         let path: String
         let inMemory: Bool
+        var creating: FileState?
         switch description.kind {
         case .file(let filePath):
             path = filePath
             inMemory = false
-            // An empty file is not a store yet: opening it would make it a 4 KB database (WAL)
-            // before the missing metadata is noticed. Only a model turns it into one.
-            if model == nil, let size = (try? FileManager.default.attributesOfItem(atPath: filePath))?[.size] as? Int, size == 0 {
-                throw TributaryError(.notAStore, "an empty file, not a store", location: filePath, hint: "create the store with: tributary init \(filePath) --model MODEL.yml")
-            }
-            if !FileManager.default.fileExists(atPath: filePath) {
-                if description.isReadOnly || model == nil {
-                    throw TributaryError(.fileNotFound, "no store at this path", location: filePath, hint: "create it first with: tributary init \(filePath) --model MODEL.yml")
-                }
-                let directory = (filePath as NSString).deletingLastPathComponent
-                if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
-                    throw TributaryError(.fileNotFound, "the store's directory does not exist", location: filePath, hint: "create \(directory) first")
-                }
-            }
+            creating = try checkFile(filePath, description: description, model: model)
         case .privateInMemory:
             path = "file:/tributary-private-\(UUID().uuidString)?vfs=memdb"
             inMemory = true
@@ -85,6 +76,55 @@ public final class PersistentStore: Sendable {
             path = "file:/tributary-named-\(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)?vfs=memdb"
             inMemory = true
         }
+        do {
+            return try load(description, model: model, path: path, inMemory: inMemory)
+        } catch {
+            if let creating { undoCreation(at: path, state: creating) }
+            throw error
+        }
+    }
+
+    /// What was at a store's path before a store is created there.
+    enum FileState { case missing, empty }
+
+    /// Refuses a path that cannot hold the store described; tells whether a store will be
+    /// created there (the path missing or an empty file, with a model given), else nil.
+    private static func checkFile(_ filePath: String, description: PersistentStoreDescription, model: ManagedObjectModel?) throws -> FileState? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: filePath, isDirectory: &isDirectory) else {
+            if description.isReadOnly || model == nil {
+                throw TributaryError(.fileNotFound, "no store at this path", location: filePath, hint: "create it first with: tributary init \(filePath) --model MODEL.yml")
+            }
+            let directory = (filePath as NSString).deletingLastPathComponent
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+                throw TributaryError(.fileNotFound, "the store's directory does not exist", location: filePath, hint: "create \(directory) first")
+            }
+            return .missing
+        }
+        if isDirectory.boolValue, let problem = StoreDatabase.fileProblem(filePath) { throw problem }
+        let size = (try? FileManager.default.attributesOfItem(atPath: filePath)[.size] as? Int) ?? nil
+        guard size == 0 else { return nil }
+        if description.isReadOnly || model == nil {
+            throw TributaryError(.notAStore, "an empty file, not a store", location: filePath, hint: "create the store with: tributary init \(filePath) --model MODEL.yml")
+        }
+        return .empty
+    }
+
+    /// Removes what a failed creation left at `path` (the database and its WAL, shared-memory
+    /// and notification files), or empties the file again when it was empty before.
+    private static func undoCreation(at path: String, state: FileState) {
+        for suffix in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        let sidecar = RemoteChangePoster.sidecarPath(of: path)
+        if (try? FileManager.default.attributesOfItem(atPath: sidecar)[.size] as? Int) == 0 { try? FileManager.default.removeItem(atPath: sidecar) }
+        switch state {
+        case .missing: try? FileManager.default.removeItem(atPath: path)
+        case .empty: truncate(path, 0)
+        }
+    }
+
+    /// Opens the connections and loads (or creates) the metadata; every connection is
+    /// released when this returns or throws.
+    private static func load(_ description: PersistentStoreDescription, model: ManagedObjectModel?, path: String, inMemory: Bool) throws -> PersistentStore {
         let database = try StoreDatabase(path: path, isInMemory: inMemory, readOnly: description.isReadOnly,
                                          poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug,
                                          postsRemoteChanges: description.remoteChangeNotificationPost)
@@ -103,7 +143,11 @@ public final class PersistentStore: Sendable {
             if tracked && !description.isReadOnly { try database.enableHistory(schema: store.schema) }
             return store
         } catch let error as TributaryError where error.location == nil {
+            database.close()
             throw error.located(place)
+        } catch {
+            database.close()
+            throw error
         }
     }
 

@@ -37,7 +37,13 @@ enum StoreMetadata {
             throw TributaryError(.newerFormat, "the store was written in format \(format), newer than this Tributary's \(PersistentStore.formatVersion)", location: place,
                                  hint: "upgrade Tributary to open it")
         }
-        let cached = try ManagedObjectModel.fromJSON(Data(modelText.utf8))
+        let cached: ManagedObjectModel
+        do {
+            cached = try ManagedObjectModel.fromJSON(Data(modelText.utf8))
+        } catch let error as TributaryError where error.code == .invalidModel {
+            throw TributaryError(.notAStore, "the model cached in the store is damaged (\(error.message))", location: place,
+                                 hint: "another program changed _tributary_metadata; restore the store from a copy or replay its stream")
+        }
         guard let given = model, given != cached else { return (identifier, cached, []) }
         let migration = try ModelMigration(from: cached, to: given)
         // The same model with its properties in another order: nothing to migrate.

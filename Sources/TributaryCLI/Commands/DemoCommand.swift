@@ -23,11 +23,8 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let directory = try dir.map { path -> URL in
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            return URL(fileURLWithPath: path)
-        } ?? FileManager.default.temporaryDirectory.appendingPathComponent("tributary-demo-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = dir.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("tributary-demo-\(UUID().uuidString.prefix(8))")
+        try DirectoryPreparer.create(directory, what: "demo directory")
         var story = DemoStory(directory: directory, posts: posts)
         try story.clean()
         let clock = ContinuousClock()

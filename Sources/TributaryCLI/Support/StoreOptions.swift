@@ -13,6 +13,11 @@ struct StoreOptions: ParsableArguments {
     /// The store's URL.
     var url: URL { URL(fileURLWithPath: store) }
 
+    /// An empty path would name the current directory: refused with one line (no usage text).
+    func validate() throws {
+        guard !store.isEmpty else { throw TributaryError(.fileNotFound, "the store's path is empty", hint: "give the path of a store file, such as blog.sqlite") }
+    }
+
     /// Opens the store with the model cached in it.
     func open(readOnly: Bool = false) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator()
