@@ -39,7 +39,7 @@ extension CLITests {
         let store = try makeHistoryStore()
         try CLI.run(["import", store, "--entity", "Post", "-"], stdin: posts(0..<2))
         for value in ["inf", "-inf", "1e300", "-1e300", "nan", "1e17", "-62135596801"] {
-            expectOneLineError(try CLI.run(["update", store, "--entity", "Post", "--set", "createdAt=\(value)"]), contains: "outside 0001-9999")
+            expectOneLineError(try CLI.run(["update", store, "--entity", "Post", "--all", "--set", "createdAt=\(value)"]), contains: "outside 0001-9999")
         }
         let row = #"{"externalID": "far", "title": "Far", "createdAt": 1e300}"# + "\n"
         expectOneLineError(try CLI.run(["import", store, "--entity", "Post", "-"], stdin: row), contains: "outside 0001-9999")

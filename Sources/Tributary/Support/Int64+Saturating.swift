@@ -12,9 +12,9 @@ extension Int64 {
     package init(saturating value: Double) {
         if value.isNaN {
             self = 0
-        } else if value >= 9_223_372_036_854_775_807 {
+        } else if value >= 0x1p63 {   // 2^63: Int64.max + 1, the first Double past Int64
             self = .max
-        } else if value <= -9_223_372_036_854_775_808 {
+        } else if value <= -0x1p63 {
             self = .min
         } else {
             self = Int64(value)
