@@ -38,7 +38,7 @@ public struct NDJSONDecoder: Sendable {
     /// The store's ID: object IDs of other stores are refused.
     let storeID: UUID
     /// Supported dates, in seconds since 1970: years 0 to 9999.
-    static let dateRange: ClosedRange<Double> = -62_167_219_200 ... 253_402_300_799.999
+    static let dateRange = ISO8601.supportedSeconds
 
     /// A decoder for rows of `entity` in `store`.
     public init(entity name: String, store: PersistentStore) throws {

@@ -7,11 +7,11 @@ import Foundation
 /// ISO8601.date(from: "2024-05-01T12:00:00.250Z")           // a Date
 /// ```
 public enum ISO8601 {
-    /// The dates Tributary stores, in seconds since 1970: 0001-01-01T00:00:00Z through
+    /// The dates Tributary stores, in seconds since 1970: 0000-01-01T00:00:00Z through
     /// 9999-12-31T23:59:59.999Z, the years ISO 8601's four digits can write (and this type
     /// reads back). Writes refuse a date outside it (NaN and infinities too); a reader meeting
     /// one that another program stored shows it as ``unsupportedText(_:)``.
-    public static let supportedSeconds: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799.999
+    public static let supportedSeconds: ClosedRange<Double> = -62_167_219_200 ... 253_402_300_799.999
 
     /// Whether `date` is in ``supportedSeconds``.
     ///
@@ -21,15 +21,15 @@ public enum ISO8601 {
     public static func isSupported(_ date: Date) -> Bool { supportedSeconds.contains(date.timeIntervalSince1970) }
 
     /// How a date outside ``supportedSeconds`` is shown: its number of seconds with a note,
-    /// such as `1e+300 s since 1970 (outside 0001-9999)`.
+    /// such as `1e+300 s since 1970 (outside 0000-9999)`.
     public static func unsupportedText(_ seconds: Double) -> String {
-        "\(seconds) s since 1970 (outside 0001-9999)"
+        "\(seconds) s since 1970 (outside 0000-9999)"
     }
 
     /// The error a write of an unsupported date gets: what, and the range to keep to.
     static func unsupportedDateError(_ seconds: Double, attribute: String, place: String) -> TributaryError {
         TributaryError(.typeMismatch, "'\(attribute)' of \(place) is \(unsupportedText(seconds)), not a date Tributary stores", location: place,
-                       hint: "give a date from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (seconds since 1970 from -62135596800 to 253402300799)")
+                       hint: "give a date from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (seconds since 1970 from -62167219200 to 253402300799)")
     }
 
     /// Formats a date as `yyyy-MM-ddTHH:mm:ss[.SSS]Z`; fractional seconds only when present.
