@@ -8,7 +8,7 @@ import Testing
 @Suite struct ConsumerValidationTests {
     static func store() throws -> (PersistentStoreCoordinator, TemporaryDirectory) {
         let dir = TemporaryDirectory()
-        var description = PersistentStoreDescription(url: dir.file("c.sqlite"))
+        let description = PersistentStoreDescription(url: dir.file("c.sqlite"))
         description.persistentHistoryTracking = true
         let coordinator = try Fixtures.blogCoordinator(description)
         try Fixtures.seedBlog(coordinator, posts: 3)

@@ -48,7 +48,7 @@ import Testing
     static let pairs: [(State, State)] = State.allCases.flatMap { a in State.allCases.map { (a, $0) } }
 
     static func open(boundInserts: Bool) throws -> PersistentStoreCoordinator {
-        var description = PersistentStoreDescription.inMemory()
+        let description = PersistentStoreDescription.inMemory()
         description.persistentHistoryTracking = true
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
         try coordinator.addPersistentStore(with: description)
