@@ -179,6 +179,12 @@ import Testing
         let history = try coordinator.fetchHistory(.fetchHistory(after: tokenBefore))
         #expect(history.map { $0.changes.count } == [1000, 1000, 500])
         #expect(history.allSatisfy { $0.author == "importer" })
+
+        // Keys that change every line still end a history part every batch.
+        let mixed = (0..<250).map { #"{"externalID": "m\#($0)", "title": "T", "createdAt": 0\#($0 % 2 == 0 ? "" : #", "content": "c""#)}"# }.joined(separator: "\n")
+        let last = history.last?.token
+        try importText(coordinator, mixed, batchSize: 100)
+        #expect(try coordinator.fetchHistory(.fetchHistory(after: last)).map { $0.changes.count } == [100, 100, 50])
     }
 
     @Test func rowsGivingDifferentKeysAndLinksKeepTheirOrder() throws {

@@ -31,8 +31,19 @@ public struct NDJSONDecoder: Sendable {
         let slot: Slot
     }
 
+    /// A property's slot without its description, for the per-field hot path.
+    enum Kind: Sendable {
+        case attribute(AttributeType)
+        case derived
+        case relationship
+    }
+
     let entity: EntityDescription
     let properties: [Property]
+    private let kinds: [Kind]
+    /// Every property's name as UTF-8, one after the other, and where each is.
+    private let nameBytes: [UInt8]
+    private let nameRanges: [Range<Int>]
     /// The properties stored in the entity's row (attributes that are not derived, owned to-one relationships), as a mask.
     let storedMask: UInt64
     /// The store's ID: object IDs of other stores are refused.
@@ -61,6 +72,21 @@ public struct NDJSONDecoder: Sendable {
             throw TributaryError(.invalidInput, "\(name) has \(properties.count) properties; imports handle at most 64", location: name, hint: "split the entity, or insert its rows with a batch insert request")
         }
         self.properties = properties
+        self.kinds = properties.map { property in
+            switch property.slot {
+            case .attribute(_, let attribute): .attribute(attribute.type)
+            case .derived: .derived
+            case .toOne, .link: .relationship
+            }
+        }
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for property in properties {
+            ranges.append(bytes.count..<bytes.count + property.utf8.count)
+            bytes += property.utf8
+        }
+        self.nameBytes = bytes
+        self.nameRanges = ranges
         var stored: UInt64 = 0
         for (i, property) in properties.enumerated() {
             switch property.slot {
@@ -101,9 +127,16 @@ public struct NDJSONDecoder: Sendable {
                     throw TributaryError(.invalidInput, "the key '\(properties[index].name)' appears twice in one object", location: place.description, hint: "give each key once")
                 }
                 row.mask |= 1 << UInt64(index)
-                if case .derived = properties[index].slot { return }
-                row.values[index] = try value(field, for: properties[index], place: place, linkExists: linkExists)
-                if case .link = properties[index].slot { row.hasLinks = true }
+                switch kinds[index] {
+                case .attribute(let type):
+                    row.values[index] = try attributeValue(field, type, index, place: place)
+                case .derived:
+                    return
+                case .relationship:
+                    let property = properties[index]
+                    row.values[index] = try value(field, for: property, place: place, linkExists: linkExists)
+                    if case .link = property.slot { row.hasLinks = true }
+                }
             }
         } catch let error as NDJSONSyntaxError {
             throw TributaryError(.invalidInput, error.message, location: place.description, hint: error.hint)
@@ -113,18 +146,19 @@ public struct NDJSONDecoder: Sendable {
     /// The index of the property named by `key`.
     @inline(__always)
     private func propertyIndex(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
-        for (i, property) in properties.enumerated() where property.utf8.count == key.count {
-            if property.utf8.withUnsafeBufferPointer({ memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0 }) { return i }
+        guard let keyBase = key.baseAddress else { return nil }
+        return nameBytes.withUnsafeBufferPointer { names in
+            for i in nameRanges.indices where nameRanges[i].count == key.count {
+                if memcmp(names.baseAddress! + nameRanges[i].lowerBound, keyBase, key.count) == 0 { return i }
+            }
+            return nil
         }
-        return nil
     }
 
     private func value(_ field: NDJSONField, for property: Property, place: NDJSONPlace, linkExists: ((ObjectID) throws -> Bool)?) throws -> AttributeValue {
         switch property.slot {
-        case .attribute(_, let attribute):
-            return try attributeValue(field, attribute, place: place)
-        case .derived:
-            return .null
+        case .attribute, .derived:
+            return .null   // decoded by the caller
         case .toOne(_, let relationship):
             if case .null = field { return .null }
             if case .string(let text) = field { return .objectID(try objectID(text, relationship, place: place, linkExists: linkExists)) }
@@ -170,9 +204,9 @@ public struct NDJSONDecoder: Sendable {
 
     /// The value of an attribute, from the JSON forms each type accepts.
     @inline(__always)
-    private func attributeValue(_ field: NDJSONField, _ attribute: AttributeDescription, place: NDJSONPlace) throws -> AttributeValue {
+    private func attributeValue(_ field: NDJSONField, _ type: AttributeType, _ index: Int, place: NDJSONPlace) throws -> AttributeValue {
         let value: AttributeValue?
-        switch (field, attribute.type) {
+        switch (field, type) {
         case (.null, _): return .null
         case (.string(let s), .string): value = .string(String(decoding: s, as: UTF8.self))
         case (.integer(let i), .integer): value = .integer(i)
@@ -180,29 +214,29 @@ public struct NDJSONDecoder: Sendable {
         case (.double(let d), .double): value = .double(d)
         case (.bool(let b), .bool): value = .bool(b)
         case (.string(let s), .date): value = ISO8601.date(utf8: s).map { .date($0) }
-        case (.integer(let i), .date): value = try date(Double(i), attribute, place: place)
-        case (.double(let d), .date): value = try date(d, attribute, place: place)
+        case (.integer(let i), .date): value = try date(Double(i), index, place: place)
+        case (.double(let d), .date): value = try date(d, index, place: place)
         case (.string(let s), .uuid): value = UUID(uuidString: String(decoding: s, as: UTF8.self)).map { .uuid($0) }
         case (.string(let s), .binary): value = Data(base64Encoded: String(decoding: s, as: UTF8.self)).map { .data($0) }
         default: value = nil
         }
         guard let value else {
-            throw TributaryError(.typeMismatch, "'\(attribute.name)' of \(entity.name) is a \(attribute.type.rawValue), not \(field.kindName)\(Self.preview(field))", location: place.description, hint: attribute.type.formatHint)
+            throw TributaryError(.typeMismatch, "'\(properties[index].name)' of \(entity.name) is a \(type.rawValue), not \(field.kindName)\(Self.preview(field))", location: place.description, hint: type.formatHint)
         }
         if case .date(let date) = value, !Self.dateRange.contains(date.timeIntervalSince1970) {
-            throw dateOutOfRange(attribute, ISO8601.string(from: date), place: place)
+            throw dateOutOfRange(index, ISO8601.string(from: date), place: place)
         }
         return value
     }
 
     /// Seconds since 1970 as a date, within the supported range.
-    private func date(_ seconds: Double, _ attribute: AttributeDescription, place: NDJSONPlace) throws -> AttributeValue {
-        guard Self.dateRange.contains(seconds) else { throw dateOutOfRange(attribute, "\(seconds)", place: place) }
+    private func date(_ seconds: Double, _ index: Int, place: NDJSONPlace) throws -> AttributeValue {
+        guard Self.dateRange.contains(seconds) else { throw dateOutOfRange(index, "\(seconds)", place: place) }
         return .date(Date(timeIntervalSince1970: seconds))
     }
 
-    private func dateOutOfRange(_ attribute: AttributeDescription, _ text: String, place: NDJSONPlace) -> TributaryError {
-        TributaryError(.typeMismatch, "'\(attribute.name)' of \(entity.name) is a date, and \(text) is outside the supported range (years 0 to 9999)", location: place.description, hint: attribute.type.formatHint)
+    private func dateOutOfRange(_ index: Int, _ text: String, place: NDJSONPlace) -> TributaryError {
+        TributaryError(.typeMismatch, "'\(properties[index].name)' of \(entity.name) is a date, and \(text) is outside the supported range (years 0 to 9999)", location: place.description, hint: AttributeType.date.formatHint)
     }
 
     private static func preview(_ field: NDJSONField) -> String {

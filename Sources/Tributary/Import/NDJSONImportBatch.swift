@@ -6,11 +6,11 @@
 struct NDJSONImportBatch {
     let decoder: NDJSONDecoder
     let displayName: String
-    let batchSize: Int
     private var inserter: BatchInserter
     /// Columnar rows: the keys given (a mask of the decoder's properties), their names, the values.
     private var shape: UInt64 = 0
     private var columns: [String] = []
+    private var columnIndices: [Int] = []
     private var rows: [[AttributeValue]] = []
     /// Dictionary rows (when some row of the batch sets links).
     private var objects: [[String: AttributeValue]] = []
@@ -22,23 +22,19 @@ struct NDJSONImportBatch {
     init(store: PersistentStore, decoder: NDJSONDecoder, displayName: String, batchSize: Int) throws {
         self.decoder = decoder
         self.displayName = displayName
-        self.batchSize = batchSize
         self.inserter = try BatchInserter(store: store, entityName: decoder.entity.name)
         inserter.setsLinksOnUpdate = true
         rows.reserveCapacity(batchSize)
         lines.reserveCapacity(batchSize)
     }
 
-    var isEmpty: Bool { lines.isEmpty }
-    var isFull: Bool { lines.count >= batchSize }
 
     /// Adds a decoded row of `line`, writing the pending rows first when it cannot join them.
     mutating func add(_ row: NDJSONRow, line: Int, on db: Connection) throws {
-        let properties = decoder.properties
         if row.hasLinks || !objects.isEmpty {
             if !rows.isEmpty { try flush(on: db) }
             var object: [String: AttributeValue] = [:]
-            for (i, property) in properties.enumerated() where row.has(i) {
+            for (i, property) in decoder.properties.enumerated() where row.has(i) {
                 if case .derived = property.slot { continue }
                 object[property.name] = row.values[i]
             }
@@ -46,13 +42,14 @@ struct NDJSONImportBatch {
         } else {
             let given = row.mask & decoder.storedMask
             if !rows.isEmpty, given != shape { try flush(on: db) }
-            if rows.isEmpty {
+            if rows.isEmpty, given != shape || columns.isEmpty {
                 shape = given
-                columns = properties.indices.filter { given & (1 << UInt64($0)) != 0 }.map { properties[$0].name }
+                columnIndices = decoder.properties.indices.filter { given & (1 << UInt64($0)) != 0 }
+                columns = columnIndices.map { decoder.properties[$0].name }
             }
             var values: [AttributeValue] = []
-            values.reserveCapacity(columns.count)
-            for i in properties.indices where given & (1 << UInt64(i)) != 0 { values.append(row.values[i]) }
+            values.reserveCapacity(columnIndices.count)
+            for i in columnIndices { values.append(row.values[i]) }
             rows.append(values)
         }
         lines.append(line)

@@ -79,12 +79,17 @@ public struct NDJSONImporter: Sendable {
                 if id.entityName == entityName { try batch.flush(on: db) }
                 return try db.scalar("SELECT 1 FROM \(quote(id.entityName)) WHERE \"_pk\" = ?", [.integer(id.primaryKey)]) != nil
             }
+            // Rows since the last history part: batches of changing keys are written early, but a
+            // part still ends every `batchSize` rows, so history in memory stays bounded.
+            var rowsInPart = 0
             while let line = try reader.nextLine() {
                 try decoder.decode(line.bytes, into: &row, parser: &parser, place: NDJSONPlace(file: displayName, line: line.number), linkExists: linkExists)
                 try batch.add(row, line: line.number, on: db)
-                if batch.isFull {
+                rowsInPart += 1
+                if rowsInPart >= batchSize {
                     try batch.flush(on: db)
                     try endHistoryPart()
+                    rowsInPart = 0
                     progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
                 }
             }
