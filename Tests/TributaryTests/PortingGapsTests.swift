@@ -270,3 +270,31 @@ extension PortingGapsTests {
         #expect(try coordinator.count(for: FetchRequest(entityName: "Tag")) == 2_500)   // nothing of the failed batch
     }
 }
+
+extension PortingGapsTests {
+    @Test func fetchesCanIncludePendingChanges() throws {
+        let coordinator = try Fixtures.blogCoordinator(.inMemory())
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 5)   // Post 0 … Post 4
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let post = try context.insertNewObject(forEntityName: "Post")
+        post["title"] = "Post 2a"
+        post["externalID"] = "new"
+        post["createdAt"] = .date(Date())
+        try context.object(with: posts[4])["title"] = "Post 0a"   // moves
+        try context.object(with: posts[1])["title"] = "Zed"       // leaves the predicate
+        context.delete(try context.object(with: posts[3]))
+        var request = FetchRequest(entityName: "Post", predicate: try StorePredicate(format: "title BEGINSWITH 'Post'"), sortDescriptors: [SortDescriptor("title")])
+        request.includesPendingChanges = true
+        #expect(try context.fetch(request).map { $0["title"] } == ["Post 0", "Post 0a", "Post 2", "Post 2a"])
+        request.fetchLimit = 2
+        request.fetchOffset = 1
+        #expect(try context.fetch(request).map { $0["title"] } == ["Post 0a", "Post 2"])
+        request.includesPendingChanges = false   // the default: what is saved
+        request.fetchLimit = 0
+        request.fetchOffset = 0
+        #expect(try context.fetch(request).map(\.objectID) == [posts[0], posts[1], posts[2], posts[4]])
+        request.includesPendingChanges = true
+        request.predicate = try StorePredicate(format: "ANY tags.name == 'swift'")   // not evaluable on unsaved objects
+        #expect(throws: TributaryError.self) { try context.fetch(request) }
+    }
+}

@@ -352,8 +352,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 throw TributaryError(.invalidInput, "fetch(_:) returns objects, and the request asks for object IDs", location: request.entityName,
                                      hint: "use context.fetchObjectIDs(_:) for object IDs, or set resultType to .managedObject")
             }
+            let pending = try pendingObjects(for: request, layout: layout)
             var idRequest = request
             idRequest.resultType = .objectID
+            if !pending.isEmpty {
+                // Limit and offset apply after the unsaved changes are merged in.
+                idRequest.fetchLimit = 0
+                idRequest.fetchOffset = 0
+            }
             let query = try FetchQuery(idRequest, schema: store.schema)
             let storeID = store.identifier
             if parent != nil {
@@ -393,6 +399,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                     }
                 }
             }
+            if !pending.isEmpty { objects = try applying(pending, to: objects, request: request, layout: layout) }
             if !request.relationshipKeyPathsForPrefetching.isEmpty {
                 try prefetch(request.relationshipKeyPathsForPrefetching, of: objects, layout: layout)
             }

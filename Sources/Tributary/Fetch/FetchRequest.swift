@@ -81,6 +81,19 @@ public struct FetchRequest: Sendable, Equatable {
     /// request.propertiesToFetch = ["title", "tags.@count", "tags.@min.name"]
     /// ```
     public var propertiesToFetch: [String]?
+    /// Whether a context's `fetch(_:)` includes its unsaved changes (Core Data's
+    /// `includesPendingChanges`): inserted objects that match, changed ones judged by their
+    /// new values, deleted ones left out (always), then sorted, offset and limited. Off by
+    /// default, unlike Core Data: a fetch reads what is saved. With unsaved changes of the
+    /// entity, the predicate must be one ``StorePredicate/evaluate(_:)`` supports and the sort
+    /// keys attribute names (otherwise the fetch throws).
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Tag", sortDescriptors: [SortDescriptor("name")])
+    /// request.includesPendingChanges = true
+    /// let tags = try context.fetch(request)   // with the tag inserted a moment ago
+    /// ```
+    public var includesPendingChanges = false
     /// Relationships (dotted key paths allowed) whose objects a context fetch loads
     /// in one query each, instead of one fault at a time.
     public var relationshipKeyPathsForPrefetching: [String] = []
