@@ -20,6 +20,25 @@ enum CLI {
     }
 }
 
+extension CLI {
+    /// Runs the binary on a pseudo-terminal (util-linux `script`), as a person at a terminal
+    /// would, and returns what the terminal showed (standard output and error together).
+    static func runOnTerminal(_ arguments: [String], environment: [String: String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let command = ([binary.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
+    }
+}
+
 /// A temporary directory removed when released.
 final class Scratch: Sendable {
     let url: URL

@@ -151,4 +151,18 @@ import TributaryTestSupport
         #expect(FileManager.default.fileExists(atPath: scratch.path("search.sqlite")))
         #expect(try CLI.run(["search", scratch.path("search.sqlite"), "swift AND linux"]).stdoutLines.count == 9)
     }
+
+    @Test func progressShowsOnATerminalOnly() throws {
+        let store = try makeStore(posts: 0)
+        let lines = (0..<3000).map { #"{"externalID": "e\#($0)", "title": "t", "createdAt": 0}"# }
+        let file = scratch.write("p.ndjson", lines.joined(separator: "\n") + "\n")
+        let shown = try CLI.runOnTerminal(["import", store, "--entity", "Post", "--batch-size", "100", file], environment: [:])
+        #expect(shown.contains("\u{1B}[K"), "\(shown)")
+        #expect(shown.contains("imported 100 rows") || shown.contains("imported 3,000 rows"), "\(shown)")
+        #expect(shown.contains("imported 3000 Post rows (3000 inserted, 0 updated) in "), "\(shown)")
+        let piped = try CLI.run(["import", store, "--entity", "Post", "--batch-size", "100", file])
+        #expect(piped.stderr.isEmpty)
+        #expect(piped.stdout.hasPrefix("imported 3000 Post rows (0 inserted, 3000 updated) in "), "\(piped.stdout)")
+        #expect(piped.stdout.hasSuffix(" rows/s)\n"))
+    }
 }

@@ -117,40 +117,24 @@ import Testing
         #expect(try CLI.run(["query", store, "--entity", "Post"]).stdoutLines.last == "(1 Post row)")
     }
 
-    /// Runs the binary on a pseudo-terminal (util-linux `script`), as a person at a terminal would.
-    func onTerminal(_ arguments: [String], environment: [String: String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        let command = ([CLI.binary.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
-    }
-
     @Test func tablesFitTheTerminalAndPageOnlyThere() throws {
         let store = try makeStore()
         let long = String(repeating: "long words ", count: 20)
         let rows = (0..<30).map { #"{"externalID": "ext-\#($0)", "title": "\#(long)", "content": "\#(long)", "createdAt": \#($0)}"# }
         try CLI.run(["import", store, "--entity", "Post", "-"], stdin: rows.joined(separator: "\n") + "\n")
         let paged = scratch.path("paged.txt")
-        let wide = try onTerminal(["query", store, "--entity", "Post"], environment: ["COLUMNS": "70", "LINES": "100", "PAGER": "tee \(paged)"])
+        let wide = try CLI.runOnTerminal(["query", store, "--entity", "Post"], environment: ["COLUMNS": "70", "LINES": "100", "PAGER": "tee \(paged)"])
         let lines = wide.split(separator: "\n")
         #expect(lines.count == 33, "\(wide)")
         #expect(lines.allSatisfy { $0.count <= 70 }, "\(wide)")
         #expect(wide.contains("…"))
         #expect(!FileManager.default.fileExists(atPath: paged))  // it fit on the screen
 
-        let narrow = try onTerminal(["query", store, "--entity", "Post", "--limit", "1"], environment: ["COLUMNS": "24", "LINES": "100"])
+        let narrow = try CLI.runOnTerminal(["query", store, "--entity", "Post", "--limit", "1"], environment: ["COLUMNS": "24", "LINES": "100"])
         #expect(narrow.contains("-[ RECORD 1 ]"), "\(narrow)")
         #expect(narrow.split(separator: "\n").allSatisfy { $0.count <= 24 }, "\(narrow)")
 
-        _ = try onTerminal(["query", store, "--entity", "Post"], environment: ["COLUMNS": "70", "LINES": "10", "PAGER": "tee \(paged)"])
+        _ = try CLI.runOnTerminal(["query", store, "--entity", "Post"], environment: ["COLUMNS": "70", "LINES": "10", "PAGER": "tee \(paged)"])
         let pagedText = try String(contentsOfFile: paged, encoding: .utf8)
         #expect(pagedText.hasSuffix("(30 Post rows)\n"), "\(pagedText)")
         try FileManager.default.removeItem(atPath: paged)

@@ -62,6 +62,20 @@ import Testing
         #expect(try token(store) == before)
     }
 
+    @Test func importDryRunCountsAndWritesNothing() throws {
+        let store = try makeStore()
+        try CLI.run(["import", store, "--entity", "Post", "-"], stdin: posts(0..<2))
+        let before = try token(store)
+        let dry = try CLI.run(["import", store, "--entity", "Post", "--dry-run", "-"], stdin: posts(1..<4))
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout == "would import 3 Post rows (2 inserted, 1 updated) (dry run; nothing written)\n", "\(dry.stdout)")
+        #expect(try count(store) == "2\n")
+        #expect(try token(store) == before)
+        let bad = try CLI.run(["import", store, "--entity", "Post", "--dry-run", "-"], stdin: posts(5..<6) + "{nope\n")
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("<stdin>:2"), "\(bad.stderr)")
+    }
+
     @Test func setNullStoresNullAndSetNullTextStoresText() throws {
         let store = try makeStore()
         try CLI.run(["import", store, "--entity", "Post", "-"], stdin: posts(0..<2))

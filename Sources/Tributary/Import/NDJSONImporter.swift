@@ -24,6 +24,9 @@ public struct NDJSONImporter: Sendable {
     public let batchSize: Int
     /// The author and context name recorded with the import's history.
     public let transaction: TransactionMetadata
+    /// Check and count only: the whole import runs in its transaction, which is then rolled
+    /// back, so the result says what would be inserted and updated and nothing is written.
+    public var dryRun = false
 
     /// An importer into `entityName`.
     public init(coordinator: PersistentStoreCoordinator, entityName: String, batchSize: Int = 1000, transaction: TransactionMetadata = TransactionMetadata()) {
@@ -73,30 +76,40 @@ public struct NDJSONImporter: Sendable {
         var batch = try NDJSONImportBatch(store: store, decoder: decoder, displayName: displayName, batchSize: batchSize)
         var parser = NDJSONObjectParser()
         var row = NDJSONRow(count: decoder.properties.count)
-        return try store.database.writeInParts(transaction) { db, endHistoryPart in
-            // A link must name an existing object; rows of this entity not written yet are written first.
-            let linkExists: (ObjectID) throws -> Bool = { id in
-                if id.entityName == entityName { try batch.flush(on: db) }
-                return try db.scalar("SELECT 1 FROM \(quote(id.entityName)) WHERE \"_pk\" = ?", [.integer(id.primaryKey)]) != nil
-            }
-            // Rows since the last history part: batches of changing keys are written early, but a
-            // part still ends every `batchSize` rows, so history in memory stays bounded.
-            var rowsInPart = 0
-            while let line = try reader.nextLine() {
-                try decoder.decode(line.bytes, into: &row, parser: &parser, place: NDJSONPlace(file: displayName, line: line.number), linkExists: linkExists)
-                try batch.add(row, line: line.number, on: db)
-                rowsInPart += 1
-                if rowsInPart >= batchSize {
-                    try batch.flush(on: db)
-                    try endHistoryPart()
-                    rowsInPart = 0
-                    progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
+        do {
+            return try store.database.writeInParts(transaction) { db, endHistoryPart in
+                // A link must name an existing object; rows of this entity not written yet are written first.
+                let linkExists: (ObjectID) throws -> Bool = { id in
+                    if id.entityName == entityName { try batch.flush(on: db) }
+                    return try db.scalar("SELECT 1 FROM \(quote(id.entityName)) WHERE \"_pk\" = ?", [.integer(id.primaryKey)]) != nil
                 }
+                // Rows since the last history part: batches of changing keys are written early, but a
+                // part still ends every `batchSize` rows, so history in memory stays bounded.
+                var rowsInPart = 0
+                while let line = try reader.nextLine() {
+                    try decoder.decode(line.bytes, into: &row, parser: &parser, place: NDJSONPlace(file: displayName, line: line.number), linkExists: linkExists)
+                    try batch.add(row, line: line.number, on: db)
+                    rowsInPart += 1
+                    if rowsInPart >= batchSize {
+                        try batch.flush(on: db)
+                        try endHistoryPart()
+                        rowsInPart = 0
+                        progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
+                    }
+                }
+                // The last part's history is recorded by the commit.
+                try batch.flush(on: db)
+                progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
+                if dryRun { throw DryRunResult(result: batch.result) }
+                return batch.result
             }
-            // The last part's history is recorded by the commit.
-            try batch.flush(on: db)
-            progress(ImportProgress(rows: batch.result.count, bytesRead: reader.bytesRead, totalBytes: totalBytes))
-            return batch.result
+        } catch let dry as DryRunResult {
+            return dry.result
         }
+    }
+
+    /// Thrown at the end of a dry run to roll its transaction back, carrying what it counted.
+    private struct DryRunResult: Error {
+        let result: BatchResult
     }
 }

@@ -10,7 +10,9 @@ struct ImportCommand: AsyncParsableCommand {
         discussion: """
         Each line is one JSON object keyed by attribute names. Dates are ISO 8601 strings in UTC \
         (or seconds since 1970), UUIDs strings, binary data base64, relationships object ID URIs (a list for to-many) of existing objects of this store. \
-        The input is streamed into one transaction: a bad line rejects the whole import and nothing is written.
+        The input is streamed into one transaction: a bad line rejects the whole import and nothing is written. \
+        --dry-run checks every line and counts what would be inserted and updated, then rolls back. \
+        On a terminal, a progress line shows rows, rate and time left (from the file's size).
         Example: tributary import blog.sqlite --entity Post posts.ndjson
         """
     )
@@ -26,6 +28,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Rows per batch insert.")
     var batchSize: Int = 1000
 
+    @Flag(name: .customLong("dry-run"), help: "Check every line and count what would be inserted and updated; write nothing.")
+    var dryRun = false
+
     @Argument(help: "The NDJSON file, or - for standard input.")
     var file: String = "-"
 
@@ -35,15 +40,24 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let coordinator = try storeOptions.open()
-        let importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize, transaction: TransactionMetadata(author: author, contextName: "import"))
-        let progress: (ImportProgress) -> Void = { progress in Console.progress("imported \(progress.rows) rows") }
+        var importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize, transaction: TransactionMetadata(author: author, contextName: "import"))
+        importer.dryRun = dryRun
+        let line = ProgressLine(verb: dryRun ? "checked" : "imported", noun: "row")
+        let progress: (ImportProgress) -> Void = { progress in
+            line.update(progress.rows, fraction: progress.totalBytes.map { $0 > 0 ? Double(progress.bytesRead) / Double($0) : 1 })
+        }
         let result: BatchResult
         if file == "-" {
             result = try importer.importFileHandle(FileHandle.standardInput, displayName: "<stdin>", progress: progress)
         } else {
             result = try importer.importFile(at: URL(fileURLWithPath: file), displayName: file, progress: progress)
         }
-        Console.endProgress()
-        Console.print("imported \(result.count) \(entity) rows (\(result.inserted) inserted, \(result.updated) updated)")
+        line.finish()
+        let counts = "(\(result.inserted) inserted, \(result.updated) updated)"
+        if dryRun {
+            Console.print("would import \(Plural.counted(result.count, "\(entity) row")) \(counts) (dry run; nothing written)")
+        } else {
+            Console.print("imported \(Plural.counted(result.count, "\(entity) row")) \(counts)\(line.rateText(result.count))")
+        }
     }
 }

@@ -28,6 +28,6 @@ struct ModelCommand: AsyncParsableCommand {
 
 extension Console {
     static func print(_ text: String, terminator: String) {
-        write(text + terminator)
+        write(text, then: terminator)
     }
 }

@@ -32,13 +32,18 @@ final class ProgressLine {
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    /// Shows `done` (throttled to ten draws a second).
-    func update(_ done: Int) {
+    /// Shows `done` (throttled to ten draws a second); `fraction` (0…1) of the work done,
+    /// when known otherwise than by a total count, gives the time left.
+    func update(_ done: Int, fraction: Double? = nil) {
         guard enabled else { return }
         let now = ContinuousClock.now
         if let lastDrawn, lastDrawn.duration(to: now) < .milliseconds(100) { return }
         lastDrawn = now
-        Console.progress(text(done))
+        var line = text(done)
+        if total == nil, let fraction, fraction > 0, fraction < 1 {
+            line += "  \(Int(fraction * 100))%  ETA \(Self.duration(elapsed * (1 - fraction) / fraction))"
+        }
+        Console.progress(line)
     }
 
     /// Clears the line.

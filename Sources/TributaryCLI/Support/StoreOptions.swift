@@ -51,7 +51,7 @@ enum Console {
     static var isErrorTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     static func print(_ line: String) {
-        write(line + "\n")
+        write(line, then: "\n")
     }
 
     static func progress(_ text: String) {
