@@ -64,7 +64,6 @@ struct ReplayCommand: AsyncParsableCommand {
     private func replayFromDirectory(_ targetURL: URL, opened: (PersistentStoreCoordinator) -> Void) throws {
         let streamURL = URL(fileURLWithPath: directory)
         let limit = try until.map { try ReplayLimit(parsing: $0) }
-        try ReplayTarget.checkStreamDirectory(streamURL)
         let givenModel = try model.map { try ManagedObjectModel(yamlFile: URL(fileURLWithPath: $0)) }
         let replayer = try StreamReplayer(directory: streamURL, model: givenModel)
         // Verify before touching the target, so a damaged stream creates no store.

@@ -11,18 +11,6 @@ enum ReplayTarget {
         for file in files { try? FileManager.default.removeItem(atPath: file) }
     }
 
-    /// Refuses a stream path that is missing or not a directory, naming it as such (rather than
-    /// reporting the stream's missing model).
-    static func checkStreamDirectory(_ url: URL) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw TributaryError(.fileNotFound, "no stream directory at this path", location: url.path, hint: "give the directory tributary export --to wrote")
-        }
-        guard isDirectory.boolValue else {
-            throw TributaryError(.invalidInput, "this is a file, not a stream directory", location: url.path, hint: "give the directory tributary export --to wrote")
-        }
-    }
-
     /// Refuses a target that is the stream's own source store (same store ID): replaying a
     /// store's stream into itself, even with --resume, writes its past over its present.
     static func checkNotSource(_ url: URL, manifest: StreamManifest) throws {
