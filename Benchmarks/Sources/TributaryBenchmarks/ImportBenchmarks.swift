@@ -131,8 +131,7 @@ enum ImportBenchmarks {
                 let store = dir.appendingPathComponent("rss.sqlite").path
                 try makeStore(store, binary)
                 let report = dir.appendingPathComponent("time.txt").path
-                var seconds = 0.0
-                seconds = try Harness.time { try run(time, ["-f", "%M", "-o", report, binary.path, "import", store, "--entity", "Post", file.path]) }
+                let seconds = try Harness.time { try run(time, ["-f", "%M", "-o", report, binary.path, "import", store, "--entity", "Post", file.path]) }
                 let text = try String(contentsOfFile: report, encoding: .utf8)
                 guard let kilobytes = text.split(separator: "\n").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }) else {
                     throw TributaryError(.io, "GNU time printed no peak: \(text)")
