@@ -33,9 +33,10 @@ extension FetchedResultsController {
         }
         if !change.updatedObjectIDs.isEmpty {
             let keys = Set(change.updatedObjectIDs.map(\.primaryKey))
+            var was: [Int64: Int] = [:]   // updated key -> old offset, in one pass
+            for (offset, row) in old.enumerated() where keys.contains(row.key) { was[row.key] = offset }
             for (offset, row) in new.enumerated() where keys.contains(row.key) {
-                let before = old.firstIndex { $0.key == row.key }.map(oldPath) ?? newPath(offset)
-                report(delegate, id(row.key), before, .update, newPath(offset))
+                report(delegate, id(row.key), was[row.key].map(oldPath) ?? newPath(offset), .update, newPath(offset))
             }
         }
         delegate.controllerDidChangeContent(self)
