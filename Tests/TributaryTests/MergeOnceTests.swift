@@ -106,3 +106,30 @@ extension NotificationTests {
         }
     }
 }
+
+extension NotificationTests.MergeOnceTests {
+    /// A watcher's read that fails (no free reader) is retried without waiting for another change.
+    @Test func aFailedRemoteReadIsRetried() async throws {
+        let dir = TemporaryDirectory()
+        let url = dir.file("busy.sqlite")
+        let description = notifyingDescription(url)
+        description.connectionPoolMaxSize = 1
+        description.busyTimeout = 0.2
+        let mine = try Fixtures.blogCoordinator(description)
+        let (_, posts) = try Fixtures.seedBlog(mine, posts: 2)
+        let viewer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: mine)
+        viewer.automaticallyMergesChangesFromParent = true
+        let post = try viewer.existingObject(with: posts[0])
+        let pinned = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: mine)
+        try pinned.setQueryGenerationFrom(.current)
+        _ = try pinned.count(for: FetchRequest(entityName: "Post"))   // holds the only reader
+        let theirs = try Fixtures.blogCoordinator(notifyingDescription(url))
+        let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: theirs)
+        try writer.object(with: posts[0])["title"] = "After the retry"
+        try writer.save()
+        try await Task.sleep(for: .milliseconds(600))   // the watcher's read times out meanwhile
+        pinned.reset()                                    // frees the reader; no further commit
+        #expect(await Wait.until(.seconds(8)) { post["title"] == "After the retry" })
+        withExtendedLifetime((viewer, pinned)) {}
+    }
+}

@@ -31,21 +31,27 @@ extension ManagedObjectContext {
                     }
                     continue
                 }
-                do {
-                    try await watcher.deliverPending { batch in
-                        let remote = batch.filter { !local.contains($0.token.value) }
-                        if !remote.isEmpty {
-                            let changes = ContextDidSave(transactions: remote)
-                            await context.onQueue { context.mergeChanges(fromContextDidSave: changes) }
+                // A failed read (a busy store, no free reader) is tried again after a backoff,
+                // without waiting for another change: the change in hand is not lost.
+                var failures = 0
+                while !Task.isCancelled {
+                    do {
+                        try await watcher.deliverPending { batch in
+                            let remote = batch.filter { !local.contains($0.token.value) }
+                            if !remote.isEmpty {
+                                let changes = ContextDidSave(transactions: remote)
+                                await context.onQueue { context.mergeChanges(fromContextDidSave: changes) }
+                            }
+                            if let follower, let last = batch.last { local.passed(follower, through: last.token.value) }
                         }
-                        if let follower, let last = batch.last { local.passed(follower, through: last.token.value) }
+                        if let follower { local.passed(follower, through: watcher.checkpoint.value) }
+                        break
+                    } catch {
+                        failures += 1
+                        try? await Task.sleep(for: watcher.configuration.backoff.delay(afterFailures: failures))
                     }
-                    if let follower { local.passed(follower, through: watcher.checkpoint.value) }
-                } catch {
-                    // A failed read (a busy store) is tried again at the next change or after a pause.
-                    if Task.isCancelled { return }
-                    try? await Task.sleep(for: .milliseconds(100))
                 }
+                if Task.isCancelled { return }
             } while await changes.next() != nil
         }
     }
