@@ -6,7 +6,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= $(CURDIR)/demo-output
 
-.PHONY: bootstrap build demo test bench docs clean
+.PHONY: bootstrap build demo test bench docs clean fuzz fuzz-build fuzz-smoke
 
 bootstrap:
 	@./scripts/bootstrap
@@ -35,5 +35,25 @@ bench: bootstrap
 docs: bootstrap
 	$(SWIFT) package --disable-sandbox generate-documentation --target Tributary --target TributaryStreams --target TributaryPipeline --warnings-as-errors --output-path .build/docs
 
+# libFuzzer harnesses (Fuzz/README.md): their own package, built with the fuzzer and address
+# sanitizers in .build-fuzz; `make fuzz` runs each for FUZZ_SECONDS (FUZZ_HARNESSES to choose).
+FUZZ_SECONDS ?= 600
+FUZZ_HARNESSES ?=
+
+# SwiftPM passes --sanitize flags to swiftc one by one, and swiftc keeps only the last
+# (-sanitize=address -sanitize=fuzzer instruments no coverage); the -Xswiftc flag comes after
+# them and turns both on, while --sanitize=fuzzer keeps libFuzzer's main at link time.
+FUZZ_BUILD = $(SWIFT) build --package-path Fuzz -c release --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address
+
+fuzz-build: bootstrap
+	$(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz $(FUZZ_HARNESSES)
+
+# Each harness for a few seconds, so that a regression shows.
+fuzz-smoke: fuzz-build
+	FUZZ_SECONDS=5 ./scripts/fuzz $(FUZZ_HARNESSES)
+
 clean:
-	rm -rf .build .build-tsan Benchmarks/.build $(DEMO_DIR)
+	rm -rf .build .build-tsan .build-fuzz Benchmarks/.build Fuzz/.build $(DEMO_DIR)

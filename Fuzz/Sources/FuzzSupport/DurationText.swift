@@ -1,0 +1,1 @@
+../../../Sources/TributaryCLI/Support/DurationText.swift
