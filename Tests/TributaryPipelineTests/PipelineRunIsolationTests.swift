@@ -49,6 +49,17 @@ import TributaryTestSupport
         #expect(warned.stderr.contains("consumer late is new and history through token \(current) was already pruned"), "\(warned.stderr)")
     }
 
+    @Test func aDeeplyNestedFilterIsOneLine() throws {
+        let dir = TemporaryDirectory()
+        _ = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        let filter = String(repeating: "NOT ", count: 5_000) + "title == 'x'"
+        let yaml = "name: deep\nsource: {store: \(dir.path("s.sqlite"))}\ntransforms:\n  - filter: \"\(filter)\"\nsinks: [{type: stdout}]\n"
+        try Data(yaml.utf8).write(to: dir.url.appendingPathComponent("deep.yml"))
+        let run = try TributaryProcess.run(["run", dir.path("deep.yml"), "--once"])
+        #expect(run.status != 0)
+        #expect(run.stderrLines.count == 1 && run.stderr.contains("deep.yml:4: transforms[0].filter") && run.stderr.contains("nested more than 100 levels"), "\(run.stderr)")
+    }
+
     @Test func aSinkThatIsAwayDelaysOnlyItsPipelineAndOnceGivesUp() throws {
         let dir = TemporaryDirectory()
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
