@@ -100,9 +100,13 @@ import Testing
         let first = try CLI.run(["run", good, "--once"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("pipeline good: new consumer good, starting at the oldest kept history"), "\(first.stderr)")
+        // run --once ends with what each sink received.
+        #expect(first.stderr.contains("pipeline good: segments 3 records; consumer good at token "), "\(first.stderr)")
+        #expect(first.stderr.contains(" records/s)"), "\(first.stderr)")
         let second = try CLI.run(["run", good, "--once"])
         #expect(second.stderr.contains("pipeline good: reusing consumer good at token "), "\(second.stderr)")
         #expect(second.stderr.contains("0 transactions to read"), "\(second.stderr)")
+        #expect(second.stderr.contains("pipeline good: segments 0 records; consumer good"), "\(second.stderr)")
         let missing = scratch.write("pipes/missing.yml", "source:\n  store: nothere.sqlite\nsinks:\n  - type: stdout\n")
         let error = try CLI.run(["run", missing, "--once"])
         #expect(error.status != 0)

@@ -47,6 +47,7 @@ struct RunCommand: AsyncParsableCommand {
         let servers = try MetricsServer.bootstrap(addresses: files.compactMap(\.metricsAddress))
         defer { for server in servers { server.stop() } }
         for server in servers { Console.warn("serving metrics on http://\(server.host):\(server.port)/metrics") }
+        let elapsed = ProgressLine(noun: "record", enabled: false)
         let stop = StopSignal()
         let giveUp = once ? try DurationText.seconds(parsing: giveUpAfter, option: "--give-up-after") : nil
         let runners = try files.map { file in
@@ -62,7 +63,10 @@ struct RunCommand: AsyncParsableCommand {
             logger: Logger(label: "tributary.run")))
         try await group.run()
         for runner in runners {
-            Console.warn("pipeline \(runner.pipeline.name): consumer \(runner.pipeline.source.consumer) at token \(runner.committedToken)")
+            let sinks = runner.sinkTotals.map { total in
+                "\(total.name) \(Plural.counted(total.delivered, "record"))" + (total.deadLettered > 0 ? " (\(total.deadLettered) dead-lettered)" : "")
+            }.joined(separator: ", ")
+            Console.warn("pipeline \(TerminalText.escaped(runner.pipeline.name)): \(sinks); consumer \(TerminalText.escaped(runner.pipeline.source.consumer)) at token \(runner.committedToken)\(elapsed.rateText(runner.sinkTotals.map(\.delivered).max() ?? 0))")
         }
     }
 }

@@ -39,6 +39,15 @@ public final class PipelineRunner {
         let deadLetterDirectory: URL?
         var deadLetters: DeadLetterWriter?
         var durable: StreamPosition?
+        /// Records this sink took and records it dead-lettered, since the runner was made.
+        var delivered = 0
+        var deadLettered = 0
+    }
+
+    /// What each sink received since the runner was made: records delivered and records
+    /// dead-lettered, by sink name, in the pipeline's order (for `run --once`'s summary).
+    public var sinkTotals: [(name: String, delivered: Int, deadLettered: Int)] {
+        states.map { ($0.sink.name, $0.delivered, $0.deadLettered) }
     }
 
     private struct Interrupted: Error {}
@@ -332,7 +341,13 @@ public final class PipelineRunner {
             while start < pending.count {
                 let end = min(pending.count, start + states[index].batchSize)
                 let chunk = start == 0 && end == pending.count ? pending : Array(pending[start..<end])
-                if try await deliver(chunk, to: index) { step.delivered += chunk.count } else { step.deadLettered += chunk.count }
+                if try await deliver(chunk, to: index) {
+                    step.delivered += chunk.count
+                    states[index].delivered += chunk.count
+                } else {
+                    step.deadLettered += chunk.count
+                    states[index].deadLettered += chunk.count
+                }
                 start += chunk.count
             }
         }
