@@ -24,8 +24,12 @@ import Tributary
         coordinator.remove(coordinator.persistentStores[0])
 
         // Stream every change as NDJSON through a child process (into a file) and measure its peak memory.
+        // GNU time forks the child from its own small process: the child's peak then counts only
+        // itself (spawned from this test process, it would inherit this process's high-water mark,
+        // which other tests running in parallel raise).
         let output = scratch.path("history.ndjson")
-        let arguments = [CLI.binary.path, "history", path, "--json", "--author", "loader"]
+        let timing = scratch.path("peak-kb")
+        let arguments = ["/usr/bin/time", "-f", "%M", "-o", timing, CLI.binary.path, "history", path, "--json", "--author", "loader"]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -34,11 +38,11 @@ import Tributary
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        #expect(posix_spawn(&pid, CLI.binary.path, &actions, nil, &argv, environ) == 0)
+        #expect(posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ) == 0)
         var status: Int32 = 0
-        var usage = rusage()
-        #expect(wait4(pid, &status, 0, &usage) == pid)
-        let peakMB = Double(usage.ru_maxrss) / 1024
+        #expect(waitpid(pid, &status, 0) == pid)
+        let peakText = try String(contentsOfFile: timing, encoding: .utf8).split(separator: "\n").last.map(String.init) ?? ""
+        let peakMB = (Double(peakText) ?? .infinity) / 1024
         let bytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         var lines = 0
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: output))

@@ -87,7 +87,7 @@ struct TailCommand: AsyncParsableCommand {
     /// Runs the watcher until SIGINT or SIGTERM; a consumer that is gone or expired ends it with an error.
     private func followUntilSignalled(_ watcher: HistoryWatcher) async throws {
         let fatal = Mutex<(any Error)?>(nil)
-        let task = Task {
+        try await Interruption.cancellingOnSignals {
             await watcher.run(reporting: { event in
                 guard case .failed(let failure) = event else { return }
                 if let error = failure.error as? TributaryError, [.historyExpired, .unknownConsumer, .historyNotTracked].contains(error.code) {
@@ -98,15 +98,6 @@ struct TailCommand: AsyncParsableCommand {
                 }
             }) { batch in write(batch) }
         }
-        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { task.cancel() }
-            source.resume()
-            return source
-        }
-        await task.value
-        for source in signals { source.cancel() }
         if let error = fatal.withLock({ $0 }) { throw error }
     }
 
