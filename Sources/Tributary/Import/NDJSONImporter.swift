@@ -5,7 +5,7 @@ import Foundation
 /// write transaction. A bad line anywhere rolls the whole import back, so nothing is
 /// written, while memory stays bounded by a batch, whatever the input's size. History
 /// is recorded in that transaction, one history transaction per batch
-/// (``StoreDatabase/writeInParts(_:_:)``).
+/// (`StoreDatabase.writeInParts`).
 ///
 /// A line whose unique key matches an existing row updates it, relationships given
 /// included (to-many ones are set to the objects listed). Relationships must name
