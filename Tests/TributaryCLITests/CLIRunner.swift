@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TributaryTestSupport
 
 /// What a run of the built `tributary` binary printed.
@@ -36,6 +37,20 @@ extension CLI {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
+    }
+}
+
+extension CLI {
+    /// A new blog store (examples/blog/model.yml) at `path`, made by `tributary init` with history on.
+    static func makeBlogStore(at path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(["init", path, "--model", blogModel, "--history"])
+        #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+        return path
+    }
+
+    /// NDJSON lines of posts `ext-N` titled "Post N", created at second N.
+    static func posts(_ range: Range<Int>) -> String {
+        range.map { #"{"externalID": "ext-\#($0)", "title": "Post \#($0)", "createdAt": \#($0)}"# }.joined(separator: "\n") + "\n"
     }
 }
 

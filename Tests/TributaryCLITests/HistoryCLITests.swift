@@ -6,16 +6,9 @@ import Testing
 @Suite struct HistoryCLITests {
     let scratch = Scratch()
 
-    func makeStore() throws -> String {
-        let store = scratch.path("h.sqlite")
-        let result = try CLI.run(["init", store, "--model", CLI.blogModel, "--history"])
-        #expect(result.status == 0, "\(result.stderr)")
-        return store
-    }
+    func makeStore() throws -> String { try CLI.makeBlogStore(at: scratch.path("h.sqlite")) }
 
-    func posts(_ range: Range<Int>) -> String {
-        range.map { #"{"externalID": "ext-\#($0)", "title": "Post \#($0)", "createdAt": \#($0)}"# }.joined(separator: "\n") + "\n"
-    }
+    func posts(_ range: Range<Int>) -> String { CLI.posts(range) }
 
     func json(_ line: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

@@ -7,12 +7,7 @@ import Tributary
 @Suite struct ImportCLITests {
     let scratch = Scratch()
 
-    func makeStore() throws -> String {
-        let store = scratch.path("blog.sqlite")
-        let result = try CLI.run(["init", store, "--model", CLI.blogModel, "--history"])
-        #expect(result.status == 0, "\(result.stderr)")
-        return store
-    }
+    func makeStore() throws -> String { try CLI.makeBlogStore(at: scratch.path("blog.sqlite")) }
 
     /// The store's ID, read through the library.
     func storeID(_ path: String) throws -> String {

@@ -6,16 +6,9 @@ import Testing
 @Suite struct ReadingCLITests {
     let scratch = Scratch()
 
-    func makeStore() throws -> String {
-        let store = scratch.path("r.sqlite")
-        let result = try CLI.run(["init", store, "--model", CLI.blogModel, "--history"])
-        #expect(result.status == 0, "\(result.stderr)")
-        return store
-    }
+    func makeStore() throws -> String { try CLI.makeBlogStore(at: scratch.path("r.sqlite")) }
 
-    func posts(_ range: Range<Int>) -> String {
-        range.map { #"{"externalID": "ext-\#($0)", "title": "Post \#($0)", "createdAt": \#($0)}"# }.joined(separator: "\n") + "\n"
-    }
+    func posts(_ range: Range<Int>) -> String { CLI.posts(range) }
 
     /// Five transactions: imports of 1, 2, 3, 4 and 5 posts by authors a0…a4.
     func storeWithHistory() throws -> String {

@@ -7,12 +7,7 @@ import Testing
 @Suite struct TailCLITests {
     let scratch = Scratch()
 
-    func makeStore() throws -> String {
-        let store = scratch.path("t.sqlite")
-        let result = try CLI.run(["init", store, "--model", CLI.blogModel, "--history"])
-        #expect(result.status == 0, "\(result.stderr)")
-        return store
-    }
+    func makeStore() throws -> String { try CLI.makeBlogStore(at: scratch.path("t.sqlite")) }
 
     /// Imports posts `range`, one transaction each.
     func importPosts(_ store: String, _ range: Range<Int>, author: String = "importer") throws {
