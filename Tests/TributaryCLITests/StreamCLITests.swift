@@ -63,6 +63,27 @@ import Testing
         #expect(leftovers(copy).isEmpty)
     }
 
+    @Test func theManifestWritesTheStoreIDInTheCLIsCaseAndReadsEither() throws {
+        let store = scratch.path("ids.sqlite")
+        let created = try CLI.run(["init", store, "--model", CLI.blogModel, "--history"])
+        let id = try #require(created.stdout.split(separator: " ").first { $0.count == 37 && $0.hasSuffix(",") }.map { String($0.dropLast()) }, "\(created.stdout)")
+        #expect(id == id.lowercased())
+        try CLI.run(["import", store, "--entity", "Post", "-"], stdin: CLI.posts(0..<2))
+        let stream = scratch.path("ids-stream")
+        #expect(try CLI.run(["export", store, "--to", stream]).status == 0)
+        let manifest = URL(fileURLWithPath: stream).appendingPathComponent("manifest.json")
+        let written = try String(contentsOf: manifest, encoding: .utf8)
+        #expect(written.contains(#""storeID" : "\#(id)""#), "\(written)")
+        // A manifest written before (uppercase) still verifies and takes more segments.
+        try written.replacingOccurrences(of: id, with: id.uppercased()).write(to: manifest, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["verify", stream]).status == 0)
+        try CLI.run(["import", store, "--entity", "Post", "-"], stdin: CLI.posts(2..<3))
+        let more = try CLI.run(["export", store, "--to", stream])
+        #expect(more.status == 0, "\(more.stderr)")
+        #expect(try String(contentsOf: manifest, encoding: .utf8).contains(#""storeID" : "\#(id)""#))
+        #expect(try CLI.run(["verify", stream]).stdout.hasPrefix("ok: 2 segments, 3 records"))
+    }
+
     @Test func snapshotOfAnExistingStreamIsRefused() throws {
         let store = try makeStore()
         let stream = scratch.path("stream")

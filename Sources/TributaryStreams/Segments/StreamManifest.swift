@@ -125,6 +125,25 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         return try encoder.encode(self)
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case formatVersion, storeID, format, snapshot, dictionary, completeThrough, segments, consumer, filtered
+    }
+
+    /// Encodes the manifest with the store ID in lowercase, as the CLI prints it (a UUID's own
+    /// encoding is uppercase); reading accepts either case, so older manifests still load.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encode(storeID.lowercasedString, forKey: .storeID)
+        try container.encode(format, forKey: .format)
+        try container.encodeIfPresent(snapshot, forKey: .snapshot)
+        try container.encodeIfPresent(dictionary, forKey: .dictionary)
+        try container.encode(completeThrough, forKey: .completeThrough)
+        try container.encode(segments, forKey: .segments)
+        try container.encodeIfPresent(consumer, forKey: .consumer)
+        try container.encodeIfPresent(filtered, forKey: .filtered)
+    }
+
     /// Writes the manifest to `directory` atomically: a temporary file, fsync, rename, fsync of the directory.
     public func save(to directory: URL) throws {
         try DurableFile.write(try encoded(), to: directory.appendingPathComponent(Self.fileName))
