@@ -111,6 +111,16 @@ import TributaryStreams
                 on_error: stop
             retry: {initial: 100ms, max: 1s}
             """, store: store, recorder: recorder)
+        let events = Mutex<[String]>([])
+        runner.events = { event in
+            let text: String
+            switch event {
+            case .delivered(let sink, let records): text = "delivered \(records) to \(sink)"
+            case .failed(let failure): text = "failed \(failure.attempt): \(failure.sink): \(failure.error.message)"
+            case .recovered: text = "recovered"
+            }
+            events.withLock { $0.append(text) }
+        }
         try store.registerHistoryConsumer("test", startingAt: .oldest)
         #expect(try store.historySize(after: store.historyConsumer(named: "test").token).changes == 30)
         try await drain(runner)
@@ -120,6 +130,46 @@ import TributaryStreams
         #expect(recorder.sleeps.withLock { $0 } == [0.1, 0.2, 0.4, 0.8, 1, 1], "capped exponential backoff")
         let lines = recorder.lines.withLock { $0 }
         #expect(lines.count == 6 && lines.allSatisfy { $0.contains("HTTP 503") }, "each failure is reported")
+        // The same as values: six failures of the first batch, a recovery, then every batch delivered.
+        let reported = events.withLock { $0 }
+        #expect(reported.prefix(6).enumerated().allSatisfy { $1.hasPrefix("failed \($0 + 1): http: ") && $1.contains("HTTP 503") }, "\(reported)")
+        #expect(reported.dropFirst(6).first == "recovered", "\(reported)")
+        #expect(reported.dropFirst(7) == ["delivered 7 to http", "delivered 7 to http", "delivered 7 to http", "delivered 7 to http", "delivered 2 to http"], "\(reported)")
+    }
+
+    /// A stop after a step that read whole transactions commits the consumer through them:
+    /// its position is what was delivered, not a transaction behind (the step ended at the
+    /// limit, where the next change read belongs to the next transaction).
+    @Test func aStopCommitsTheConsumerThroughTheLastTransactionDeliveredWhole() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        let before = try store.currentPersistentHistoryToken().value
+        try PipelineFixtures.insertPosts(store, count: 30, perTransaction: 10)
+        let runner = try self.runner("""
+            source: {store: s}
+            sinks:
+              - type: fts
+                path: \(dir.path("index.sqlite"))
+                entities: {Post: [title]}
+            checkpoint: {records: 10, seconds: 1h}
+            """, store: store, recorder: Recorder())
+        let first = try await runner.runOnce()
+        #expect(first.read == 10 && !first.caughtUp && first.checkpointed)
+        #expect(try store.historyConsumer(named: "test").token.value == before + 1)
+        try await runner.finish()
+        #expect(try store.historyConsumer(named: "test").token.value == before + 1)
+        #expect(try FullTextIndex(path: dir.path("index.sqlite"), create: false).documents().count == 10)
+        // Resumed: the rest, from the next transaction.
+        try await drain(try self.runner("""
+            source: {store: s}
+            sinks:
+              - type: fts
+                path: \(dir.path("index.sqlite"))
+                entities: {Post: [title]}
+            checkpoint: {records: 10, seconds: 1h}
+            """, store: store, recorder: Recorder()))
+        #expect(try store.historyConsumer(named: "test").token == store.currentPersistentHistoryToken())
+        #expect(try FullTextIndex(path: dir.path("index.sqlite"), create: false).documents().count == 30)
     }
 
     /// A retried batch is posted as the same bytes: Debezium numbers each entity's records in a

@@ -35,7 +35,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "With nats://: the source store to replicate (its UUID) when the stream holds several; the first one seen otherwise.")
     var store: String?
 
-    @Flag(name: .long, help: "With nats://: keep applying new messages until SIGTERM or SIGINT.")
+    @Flag(name: .long, help: "With nats://: keep applying new messages until SIGTERM or SIGINT (which finish the batch in hand, print the summary and exit 0).")
     var follow = false
 
     func validate() throws {
@@ -94,21 +94,12 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let replicator = try NATSReplicator(url: "nats://\(host):\(port)", stream: stream, target: URL(fileURLWithPath: into), model: givenModel, sourceStore: chosen)
         let stop = StopSignal()
-        var sources: [any DispatchSourceSignal] = []
-        if follow {
-            for number in [SIGTERM, SIGINT] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { stop.request() }
-                source.resume()
-                sources.append(source)
-            }
-        }
-        defer { for source in sources { source.cancel() } }
-        let summary = try replicator.run(follow: follow, stop: stop) { progress in
-            Console.progress("applied \(progress.records) records")
-        }
-        Console.endProgress()
-        Console.print("applied \(summary.records) records from stream \(stream) into \(into)\(summary.last.map { " through \($0)" } ?? "")")
+        let progress = ProgressLine(verb: "applied", noun: "record")
+        let apply = { try replicator.run(follow: follow, stop: stop) { progress.update($0.records) } }
+        // With --follow, SIGINT and SIGTERM end it as they end tail --follow: the batch in hand
+        // is applied and acknowledged, then it returns.
+        let summary = follow ? try Interruption.stoppingOnSignals(stop, apply) : try apply()
+        progress.finish()
+        Console.print("applied \(Plural.counted(summary.records, "record")) from stream \(stream) into \(into)\(summary.last.map { " through \($0)" } ?? "")\(progress.rateText(summary.records))")
     }
 }

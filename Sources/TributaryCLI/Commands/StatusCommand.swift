@@ -1,16 +1,19 @@
 import ArgumentParser
 import Foundation
 import Tributary
+import TributaryPipeline
 
 /// `tributary status STORE [--json]`.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show each history consumer's position, state and lag, and the history kept.",
+        abstract: "Show each history consumer's position, state and lag, the pipelines run on the store, and the history kept.",
         discussion: """
             Example: tributary status blog.sqlite --json
-            \(ConsumerTable.lagHelp) --json prints one object: consumers (with lagChanges too), \
-            oldestKeptToken, currentToken, history.
+            \(ConsumerTable.lagHelp) Each pipeline that tributary run ran on the store is shown as \
+            running, retrying (with the sink's last error), stopped or failed (with the error); one \
+            whose process has ended without stopping it (killed) is stopped. --json prints one \
+            object: consumers (with lagChanges too), pipelines, oldestKeptToken, currentToken, history.
             """
     )
 
@@ -26,6 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
         let oldest = try coordinator.oldestKeptHistoryToken()
         let current = try coordinator.currentPersistentHistoryToken()
         let size = try coordinator.historySize()
+        let pipelines = try PipelineStatus.all(in: coordinator)
         if json {
             var w = JSONWriter()
             w.object { o in
@@ -43,6 +47,10 @@ struct StatusCommand: AsyncParsableCommand {
                         }
                     }
                 }
+                o.key("pipelines")
+                o.array { a in
+                    for pipeline in pipelines { a.object { PipelineStatusLines.write(pipeline, to: &$0) } }
+                }
                 o.field("oldestKeptToken", oldest.description)
                 o.field("currentToken", current.description)
                 o.key("history")
@@ -58,8 +66,9 @@ struct StatusCommand: AsyncParsableCommand {
         Console.print("history: \(Plural.counted(size.transactions, "transaction")), \(Plural.counted(size.changes, "change")), \(Plural.counted(size.payloadBytes, "payload byte")); oldest kept \(oldest), current \(current)")
         if consumers.isEmpty {
             Console.print("no consumers")
-            return
+        } else {
+            for line in ConsumerTable.lines(consumers) { Console.print(line) }
         }
-        for line in ConsumerTable.lines(consumers) { Console.print(line) }
+        for pipeline in pipelines { Console.print(PipelineStatusLines.line(pipeline)) }
     }
 }

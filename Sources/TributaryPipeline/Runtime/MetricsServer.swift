@@ -6,14 +6,16 @@ import Tributary
 import Glibc
 #endif
 
-/// Serves a Prometheus registry as text on `GET /metrics` (any path, in fact) over plain
-/// HTTP/1.1, one short connection per scrape, on a thread of its own. Loopback by default:
+/// Serves a Prometheus registry as text on `GET /metrics` (any path but `/healthz`, in fact)
+/// over plain HTTP/1.1, one short connection per scrape, on a thread of its own; and, given
+/// a board, the pipelines' health on `GET /healthz`: 200 with one line a pipeline
+/// (`search-index: running`), or 503 when one is retrying or failed. Loopback by default:
 /// an address of just a port binds 127.0.0.1.
 ///
 /// ```swift
 /// let registry = PrometheusCollectorRegistry()
-/// let server = try MetricsServer(address: "127.0.0.1:9464", registry: registry)
-/// print(server.port)   // curl http://127.0.0.1:9464/metrics
+/// let server = try MetricsServer(address: "127.0.0.1:9464", registry: registry, health: board)
+/// print(server.port)   // curl http://127.0.0.1:9464/metrics; curl -i http://127.0.0.1:9464/healthz
 /// ```
 public final class MetricsServer: Sendable {
     /// The port it listens on (useful when asked for port 0).
@@ -22,8 +24,9 @@ public final class MetricsServer: Sendable {
     public let host: String
     private let listener: Int32
 
-    /// Starts serving `registry` on `address` (`HOST:PORT` or `PORT`; IPv4).
-    public init(address: String, registry: PrometheusCollectorRegistry) throws {
+    /// Starts serving `registry` on `address` (`HOST:PORT` or `PORT`; IPv4), and `health`'s
+    /// pipelines on `/healthz` when given.
+    public init(address: String, registry: PrometheusCollectorRegistry, health: PipelineStatusBoard? = nil) throws {
         let parts = address.split(separator: ":", omittingEmptySubsequences: false)
         let host = parts.count == 2 ? String(parts[0]) : "127.0.0.1"
         guard parts.count <= 2, let portNumber = UInt16(parts.last ?? ""), inet_addr(host) != INADDR_NONE else {
@@ -55,7 +58,7 @@ public final class MetricsServer: Sendable {
                     if errno == EINTR { continue }
                     return
                 }
-                Self.answer(client, registry: registry)
+                Self.answer(client, registry: registry, health: health)
             }
         }
     }
@@ -66,7 +69,7 @@ public final class MetricsServer: Sendable {
         close(listener)
     }
 
-    private static func answer(_ client: Int32, registry: PrometheusCollectorRegistry) {
+    private static func answer(_ client: Int32, registry: PrometheusCollectorRegistry, health: PipelineStatusBoard?) {
         defer { close(client) }
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -79,8 +82,15 @@ public final class MetricsServer: Sendable {
             request += chunk[0..<n]
             if request.count >= 4, String(decoding: request.suffix(4), as: UTF8.self) == "\r\n\r\n" { break }
         }
-        let body = registry.emitToBuffer()
-        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let path = String(decoding: request.prefix { $0 != 0x0D }, as: UTF8.self).split(separator: " ").dropFirst().first ?? ""
+        let status: String, type: String, body: [UInt8]
+        if let health, path == "/healthz" || path.hasPrefix("/healthz?") {
+            let report = health.health
+            (status, type, body) = (report.healthy ? "200 OK" : "503 Service Unavailable", "text/plain; charset=utf-8", Array(report.text.utf8))
+        } else {
+            (status, type, body) = ("200 OK", "text/plain; version=0.0.4", registry.emitToBuffer())
+        }
+        let head = "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         let bytes = Array(head.utf8) + body
         var offset = 0
         while offset < bytes.count {
@@ -92,19 +102,19 @@ public final class MetricsServer: Sendable {
 }
 
 extension MetricsServer {
-    /// Makes Prometheus the process's metrics backend and serves it on each distinct address;
-    /// call once, before making runners. Returns the servers (none when `addresses` is empty,
-    /// and then the backend is left alone).
+    /// Makes Prometheus the process's metrics backend and serves it on each distinct address,
+    /// with `health`'s pipelines on `/healthz`; call once, before making runners. Returns the
+    /// servers (none when `addresses` is empty, and then the backend is left alone).
     ///
     /// ```swift
-    /// let servers = try MetricsServer.bootstrap(addresses: pipelines.compactMap(\.metricsAddress))
+    /// let servers = try MetricsServer.bootstrap(addresses: pipelines.compactMap(\.metricsAddress), health: board)
     /// ```
-    public static func bootstrap(addresses: [String]) throws -> [MetricsServer] {
+    public static func bootstrap(addresses: [String], health: PipelineStatusBoard? = nil) throws -> [MetricsServer] {
         var unique: [String] = []
         for address in addresses where !unique.contains(address) { unique.append(address) }
         guard !unique.isEmpty else { return [] }
         let registry = PrometheusCollectorRegistry()
-        let servers = try unique.map { try MetricsServer(address: $0, registry: registry) }
+        let servers = try unique.map { try MetricsServer(address: $0, registry: registry, health: health) }
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         return servers
     }

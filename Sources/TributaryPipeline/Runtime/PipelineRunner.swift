@@ -63,6 +63,8 @@ public final class PipelineRunner {
     public var random: @Sendable () -> Double = { Double.random(in: 0...1) }
     /// Told of each failed attempt and each dead-lettered batch (the CLI prints to standard error).
     public var report: @Sendable (String) -> Void = { _ in }
+    /// Told of deliveries, failures to retry and recoveries, as values (see ``Event``).
+    public var events: @Sendable (Event) -> Void = { _ in }
     /// Asked before each retry wait: true cuts the retries short so the pipeline can stop.
     public var shouldStop: @Sendable () -> Bool = { false }
     /// The clock checkpoints are timed by.
@@ -91,6 +93,8 @@ public final class PipelineRunner {
     private var lastPrune = Date(timeIntervalSince1970: 0)
     /// When a sink began failing without a success since (for ``giveUpAfter``).
     private var failingSince: Date?
+    /// Whether a failure was reported to ``events`` without a recovery since.
+    private var failing = false
     /// When the lag gauges were last set, and how long counting took.
     private var lagUpdated: (at: ContinuousClock.Instant, took: Duration)?
 
@@ -230,6 +234,9 @@ public final class PipelineRunner {
         var newestRead: StreamPosition?
         /// Whether it read everything committed through `through`.
         var caughtUp = true
+        /// When it stopped at the limit: the newest transaction it read all of (the next
+        /// change belongs to a later one), so the consumer may be committed through it.
+        var completeThrough: Int64?
         var through: PersistentHistoryToken
     }
 
@@ -264,7 +271,10 @@ public final class PipelineRunner {
             try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
                 let position = StreamPosition(token: view.token.value, index: view.index)
                 if let resumeAfter, position <= resumeAfter { return }
-                if read.read >= limit { throw EnoughRead() }
+                if read.read >= limit {
+                    if let newest = read.newestRead, position.token > newest.token { read.completeThrough = newest.token }
+                    throw EnoughRead()
+                }
                 let change = try view.copy()
                 let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
                                           operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: change.properties)
@@ -299,7 +309,10 @@ public final class PipelineRunner {
             read = early
             // Read while the last step was delivered: commits since then are not in it, so
             // it is caught up only if nothing was committed after what it read through.
-            if read.caughtUp, try coordinator.currentPersistentHistoryToken().value > read.through.value { read.caughtUp = false }
+            if read.caughtUp, try coordinator.currentPersistentHistoryToken().value > read.through.value {
+                read.caughtUp = false
+                read.completeThrough = read.through.value   // everything through it was read
+            }
         } else {
             // No read ahead, one from elsewhere, or one that failed: read now.
             read = try Self.readHistory(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: after, resumeAfter: lastRead)
@@ -308,7 +321,7 @@ public final class PipelineRunner {
         step.caughtUp = read.caughtUp
         if !read.caughtUp, let newest = read.newestRead {
             // Where the next step will start once this one is delivered.
-            let nextAfter = max(after, newest.isSnapshot ? newest.token : newest.token - 1)
+            let nextAfter = max(after, newest.isSnapshot ? newest.token : newest.token - 1, read.completeThrough ?? 0)
             prefetch = Prefetch(after: nextAfter, resumeAfter: newest,
                                 task: Self.startReading(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: nextAfter, resumeAfter: newest))
         }
@@ -319,7 +332,11 @@ public final class PipelineRunner {
             return step
         }
         lastRead = read.newestRead
-        if step.caughtUp { readThrough = max(readThrough, read.through.value) }
+        if step.caughtUp {
+            readThrough = max(readThrough, read.through.value)
+        } else if let complete = read.completeThrough {
+            readThrough = max(readThrough, complete)   // delivered whole: the consumer may pass it
+        }
         sinceCheckpoint += step.read
         let due = sinceCheckpoint >= pipeline.checkpoint.records || now().timeIntervalSince(lastCheckpoint) >= pipeline.checkpoint.seconds || step.caughtUp
         if due {
@@ -361,7 +378,8 @@ public final class PipelineRunner {
             do {
                 let started = ContinuousClock.now
                 try await state.sink.deliver(chunk)
-                failingSince = nil
+                succeeded()
+                events(.delivered(sink: state.sink.name, records: chunk.count))
                 metrics.delivered(sink: index, records: chunk.count, transactions: Set(chunk.map(\.position.token)).count, duration: ContinuousClock.now - started)
                 return true
             } catch {
@@ -374,6 +392,7 @@ public final class PipelineRunner {
                 logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
                 if (transient || state.onError == .retry) && !exhausted {
                     try giveUpIfDue(state.sink.name, failure)
+                    reportFailure(Failure(sink: state.sink.name, error: failure, attempt: attempt))
                     metrics.retried(sink: index)
                     try? updateLag()   // commits keep arriving while the sink is away: the lag shows it
                     if shouldStop() { throw Interrupted() }
@@ -392,6 +411,20 @@ public final class PipelineRunner {
                                      location: pipeline.path, hint: failure.hint ?? "fix the sink, then run the pipeline again: it resumes where it stopped")
             }
         }
+    }
+
+    /// A sink worked: the failure clock stops, and a recovery is reported after a failure.
+    private func succeeded() {
+        failingSince = nil
+        if failing {
+            failing = false
+            events(.recovered)
+        }
+    }
+
+    private func reportFailure(_ failure: Failure) {
+        failing = true
+        events(.failed(failure))
     }
 
     private static func tributaryError(_ error: any Error, sink: String) -> TributaryError {
@@ -453,11 +486,12 @@ public final class PipelineRunner {
         while true {
             do {
                 let durable = try await sink.open(context)
-                failingSince = nil
+                succeeded()
                 return durable
             } catch let error as TributaryError where error.code == .sinkUnavailable {
                 try giveUpIfDue(sink.name, error)
                 attempt += 1
+                reportFailure(Failure(sink: sink.name, error: error, attempt: attempt))
                 report("pipeline \(pipeline.name): sink \(sink.name): open attempt \(attempt) failed: \(error.message)")
                 logger.warning("open failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
                 metrics.retried(sink: index)
@@ -478,11 +512,12 @@ public final class PipelineRunner {
                     throw TributaryError(.pipelineStopped, "sink \(sink.name) reports \(durable.map(\.description) ?? "nothing") durable, not \(position)",
                                          location: pipeline.path, hint: "the sink lost records; start it over")
                 }
-                failingSince = nil
+                succeeded()
                 return durable
             } catch let error as TributaryError where error.code == .sinkUnavailable {
                 try giveUpIfDue(sink.name, error)
                 attempt += 1
+                reportFailure(Failure(sink: sink.name, error: error, attempt: attempt))
                 report("pipeline \(pipeline.name): sink \(sink.name): checkpoint attempt \(attempt) failed: \(error.message)")
                 logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }

@@ -23,11 +23,16 @@ public final class PipelineService: Service, @unchecked Sendable {
     /// Whether ``run()`` stops once every pipeline has caught up.
     public let once: Bool
 
-    /// A service running `runners` until `stop` is requested (or, with `once`, until caught up).
-    public init(runners: [PipelineRunner], stop: StopSignal, once: Bool = false) {
+    /// Where each pipeline's state is kept (in memory and in its source store), if anywhere.
+    public let board: PipelineStatusBoard?
+
+    /// A service running `runners` until `stop` is requested (or, with `once`, until caught
+    /// up), keeping each pipeline's state on `board` when one is given.
+    public init(runners: [PipelineRunner], stop: StopSignal, once: Bool = false, board: PipelineStatusBoard? = nil) {
         self.runners = runners
         self.stop = stop
         self.once = once
+        self.board = board
     }
 
     /// The `Service` entry point: ``run(once:)`` with graceful shutdown requesting the stop.
@@ -58,14 +63,33 @@ public final class PipelineService: Service, @unchecked Sendable {
         let consumers = runners.map { ($0.coordinator, $0.pipeline.source.consumer) }
         let pruneAllowed: @Sendable () -> Bool = { consumers.allSatisfy { (try? $0.0.historyConsumer(named: $0.1)) != nil } }
         for runner in runners { runner.pruneAllowed = pruneAllowed }
+        let statuses = runners.map { PipelineStatusWriter(board: board, runner: $0) }
+        for (runner, status) in zip(runners, statuses) {
+            let reported = runner.events
+            runner.events = { event in
+                reported(event)
+                status.record(event)
+            }
+            status.set(.running)
+        }
+        let heartbeat = board.map { board in
+            Task {
+                while (try? await Task.sleep(for: PipelineStatusBoard.heartbeatInterval)) != nil {
+                    try? board.beat()   // a busy store: the next beat writes it
+                }
+            }
+        }
+        defer { heartbeat?.cancel() }
         let stop = self.stop
         let failure = await withTaskGroup(of: (any Error)?.self) { group in
-            for runner in runners.map(OwnedRunner.init) {
+            for (runner, status) in zip(runners.map(OwnedRunner.init), statuses) {
                 group.addTask {
                     do {
                         try await Self.drive(runner.runner, once: once, stop: stop)
+                        status.set(.stopped)
                         return nil
                     } catch {
+                        status.set(.failed, lastError: (error as? TributaryError)?.message ?? "\(error)")
                         if !once { stop.request() }
                         return error
                     }
