@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tributary
 import TributaryPipeline
+import TributaryStreams
 import TributaryTestSupport
 
 /// Pipelines run together (`tributary run a.yml b.yml`) do not lose each other's history and
@@ -77,5 +78,34 @@ import TributaryTestSupport
         #expect(try Self.indexedPosts(dir.path("out/search.sqlite")) == 40)
         #expect(try Self.consumerToken(store, "search-index") == store.currentPersistentHistoryToken().value)
         #expect(try Self.consumerToken(store, "nats-fanout") == 0)
+    }
+}
+
+/// A sink that takes `delay` to deliver each batch and keeps nothing.
+private final class SlowSink: Sink {
+    let name = "slow"
+    let delay: Duration
+    init(delay: Duration) { self.delay = delay }
+    func open(_ context: SinkContext) async throws -> StreamPosition? { nil }
+    func deliver(_ records: [StreamRecord]) async throws { try await Task.sleep(for: delay) }
+    func checkpoint(through position: StreamPosition) async throws -> StreamPosition? { position }
+    func close() async throws {}
+}
+
+extension PipelineRunIsolationTests {
+    /// A pipeline that prunes and finishes first prunes only what the other had consumed by
+    /// then; the service prunes again once both have finished, so nothing consumed is kept.
+    @Test func historyConsumedByEveryPipelineOfARunIsPrunedWhenTheRunEnds() async throws {
+        let dir = TemporaryDirectory()
+        let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
+        try PipelineFixtures.insertPosts(store, count: 30, perTransaction: 10)
+        let fast = try PipelineFixtures.pipeline("name: fast\nsource: {store: s, consumer: fast}\nsinks: [{type: segments, directory: \(dir.path("fast"))}]\nprune: {consumed: true}\n")
+        let slow = try PipelineFixtures.pipeline("name: slow\nsource: {store: s, consumer: slow}\nsinks: [{type: stdout}]\ncheckpoint: {records: 10}\n")
+        let runners = [try PipelineRunner(pipeline: fast, coordinator: store, sinks: fast.sinks.map { PipelineRunner.makeSink($0) }),
+                       try PipelineRunner(pipeline: slow, coordinator: store, sinks: [SlowSink(delay: .milliseconds(300))])]
+        try await PipelineService(runners: runners, stop: StopSignal(), once: true).run(once: true)
+        let current = try store.currentPersistentHistoryToken()
+        #expect(try store.historyConsumer(named: "slow").token == current && store.historyConsumer(named: "fast").token == current)
+        #expect(try store.historySize().transactions == 0, "every transaction was consumed by both")
     }
 }

@@ -527,6 +527,15 @@ public final class PipelineRunner {
         }
     }
 
+    /// Prunes the history every consumer has committed, if the pipeline says so (`prune:`)
+    /// and ``pruneAllowed`` agrees: what ``finish()`` does last. ``PipelineService`` calls it
+    /// again once every pipeline of a run has finished, for what the others consumed after.
+    public func pruneConsumedHistory() throws {
+        guard let prune = pipeline.prune, pruneAllowed() else { return }
+        try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
+        lastPrune = now()
+    }
+
     /// Checkpoints what was delivered, prunes consumed history if the pipeline says so, and closes the sinks.
     public func finish() async throws {
         // A read ahead runs to its end (it does not look for cancellation): wait it out.
@@ -535,10 +544,7 @@ public final class PipelineRunner {
         guard opened else { return }
         try await checkpoint()
         try? updateLag()   // the gauges only: a failure here must not keep the sinks open
-        if let prune = pipeline.prune, pruneAllowed() {
-            try coordinator.deleteHistory(.deleteConsumedHistory(maximumAge: prune.maximumAge))
-            lastPrune = now()
-        }
+        try pruneConsumedHistory()
         for state in states { try await state.sink.close() }
         opened = false
     }

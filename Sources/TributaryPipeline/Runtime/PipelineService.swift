@@ -100,6 +100,9 @@ public final class PipelineService: Service, @unchecked Sendable {
             return first
         }
         if let failure { throw failure }
+        // A pipeline that prunes may have finished before another of the run had consumed
+        // its history: prune again now that every one has committed.
+        for runner in runners { try runner.pruneConsumedHistory() }
     }
 
     /// A runner handed to the one task that drives it.
