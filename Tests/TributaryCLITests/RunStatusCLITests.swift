@@ -66,6 +66,14 @@ import TributaryTestSupport
         #expect(pipelines.first?["recordedState"] as? String == "retrying")
         #expect((pipelines.first?["lastError"] as? String)?.hasPrefix("sink http: cannot reach") == true)
         #expect(pipelines.first?["process"] as? Int == Int(run.processIdentifier))
+
+        // A pipeline that gives up is failed, with the error, after its process has ended.
+        let giving = scratch.write("give.yml", "name: give\nsource: {store: \(store)}\nsinks:\n  - type: http\n    url: http://127.0.0.1:\(closed)/h\n    timeout: 1s\nretry: {initial: 10ms, max_attempts: 2}\n")
+        let gaveUp = try CLI.run(["run", giving, "--once"])
+        #expect(gaveUp.status != 0)
+        let failed = try CLI.run(["status", store]).stdout
+        #expect(failed.contains("pipeline give: failed: sink http failed after 2 attempts: cannot reach http://127.0.0.1:\(closed)/h"), "\(failed)")
+        #expect(try statusJSON(store).first { $0["name"] as? String == "give" }?["state"] as? String == "failed")
     }
 
     @Test func aHealthyPipelineIsRunningAndStoppedBySIGINTOrSIGTERMWithNothingLost() async throws {
