@@ -30,7 +30,7 @@ struct TributaryCommand: AsyncParsableCommand {
 
     /// Logs (`TRIBUTARY_SQL_DEBUG`) go to standard error, keeping standard output for results.
     static func main() async {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        LoggingSystem.bootstrap(ProgressClearingLogHandler.init)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

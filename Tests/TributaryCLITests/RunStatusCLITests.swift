@@ -143,6 +143,32 @@ import TributaryTestSupport
         return consumers.first { $0["name"] as? String == name }?["token"] as? String
     }
 
+    @Test func aRetryLoggedDuringTheProgressLineStartsALineOfItsOwn() throws {
+        let store = try makeStore(posts: 200)
+        let closed = try FreePort.next()
+        let pipeline = scratch.write("two.yml", """
+            name: two
+            source: {store: \(store)}
+            sinks:
+              - type: segments
+                directory: \(scratch.path("two-out"))
+              - type: http
+                url: http://127.0.0.1:\(closed)/h
+                timeout: 1s
+            retry: {initial: 10ms, max_attempts: 2}
+
+            """)
+        let shown = try CLI.runOnTerminal(["run", pipeline, "--once"], environment: [:])
+        let failures = shown.split(separator: "\n").filter { $0.contains("delivery failed") }
+        #expect(failures.count == 2, "\(shown)")
+        #expect(shown.contains("\u{1B}[Kdelivered "), "\(shown)")
+        for line in failures {
+            // What the line shows once the terminal has applied its clears.
+            let visible = line.components(separatedBy: "\u{1B}[K").last ?? ""
+            #expect(!visible.contains("delivered "), "\(line)")
+        }
+    }
+
     @Test func helpTextsNameTheStatesAndTheHealthEndpoint() throws {
         let run = try CLI.run(["run", "--help"], environment: ["COLUMNS": "300"]).stdout
         #expect(run.contains("on /healthz each pipeline's state, with status 503 while one is retrying or failed"), "\(run)")

@@ -145,14 +145,8 @@ import TributaryStreams
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
         let before = try store.currentPersistentHistoryToken().value
         try PipelineFixtures.insertPosts(store, count: 30, perTransaction: 10)
-        let runner = try self.runner("""
-            source: {store: s}
-            sinks:
-              - type: fts
-                path: \(dir.path("index.sqlite"))
-                entities: {Post: [title]}
-            checkpoint: {records: 10, seconds: 1h}
-            """, store: store, recorder: Recorder())
+        let yaml = "source: {store: s}\nsinks: [{type: fts, path: \(dir.path("index.sqlite")), entities: {Post: [title]}}]\ncheckpoint: {records: 10, seconds: 1h}\n"
+        let runner = try self.runner(yaml, store: store, recorder: Recorder())
         let first = try await runner.runOnce()
         #expect(first.read == 10 && !first.caughtUp && first.checkpointed)
         #expect(try store.historyConsumer(named: "test").token.value == before + 1)
@@ -160,14 +154,7 @@ import TributaryStreams
         #expect(try store.historyConsumer(named: "test").token.value == before + 1)
         #expect(try FullTextIndex(path: dir.path("index.sqlite"), create: false).documents().count == 10)
         // Resumed: the rest, from the next transaction.
-        try await drain(try self.runner("""
-            source: {store: s}
-            sinks:
-              - type: fts
-                path: \(dir.path("index.sqlite"))
-                entities: {Post: [title]}
-            checkpoint: {records: 10, seconds: 1h}
-            """, store: store, recorder: Recorder()))
+        try await drain(try self.runner(yaml, store: store, recorder: Recorder()))
         #expect(try store.historyConsumer(named: "test").token == store.currentPersistentHistoryToken())
         #expect(try FullTextIndex(path: dir.path("index.sqlite"), create: false).documents().count == 30)
     }

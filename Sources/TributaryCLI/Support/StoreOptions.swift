@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Tributary
 
 /// The store argument shared by the subcommands.
@@ -50,21 +51,42 @@ enum Console {
     /// Whether standard error is a terminal (progress goes there).
     static var isErrorTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// Whether a progress line is on the terminal now (so a line written meanwhile clears it first).
+    private static let progressShown = Mutex(false)
+
     static func print(_ line: String) {
+        clearProgress()
         write(line, then: "\n")
     }
 
     static func progress(_ text: String) {
         guard isErrorTerminal else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        progressShown.withLock { shown in
+            shown = true
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        }
     }
 
     static func warn(_ line: String) {
+        clearProgress()
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     static func endProgress() {
         guard isErrorTerminal else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        progressShown.withLock { shown in
+            shown = false
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        }
+    }
+
+    /// Clears the progress line if one is shown, so the next line starts at the left edge
+    /// (the progress line is drawn again at its next update).
+    static func clearProgress() {
+        progressShown.withLock { shown in
+            guard shown else { return }
+            shown = false
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        }
     }
 }
