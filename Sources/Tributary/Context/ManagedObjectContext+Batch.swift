@@ -40,6 +40,42 @@ extension ManagedObjectContext {
         return try persistentStoreCoordinator.execute(request, dictionaryHandler: dictionaryHandler)
     }
 
+    /// Runs a batch insert whose objects `managedObjectHandler` fills in, under the context's
+    /// author and name (see the coordinator's `execute(_:managedObjectHandler:)`).
+    /// The objects belong to no context of yours: this context's objects do not change.
+    ///
+    /// ```swift
+    /// var feed = quakes.makeIterator()
+    /// try context.execute(BatchInsertRequest(entityName: "Quake", objects: []), managedObjectHandler: { (quake: Quake) in
+    ///     guard let next = feed.next() else { return true }
+    ///     quake.code = next.code
+    ///     return false
+    /// })
+    /// ```
+    @discardableResult
+    public func execute<T: EntityNamed>(_ request: BatchInsertRequest, managedObjectHandler: (T) throws -> Bool) throws -> BatchResult {
+        var request = request
+        request.transaction = stamped(request.transaction)
+        return try persistentStoreCoordinator.execute(request, managedObjectHandler: managedObjectHandler)
+    }
+
+    /// Runs a batch insert whose objects `managedObjectHandler` fills in by key, under the
+    /// context's author and name.
+    ///
+    /// ```swift
+    /// try context.execute(BatchInsertRequest(entityName: "Tag", objects: []), managedObjectHandler: { (tag: ManagedObject) in
+    ///     guard let name = names.next() else { return true }
+    ///     try tag.setValue(.string(name), forKey: "name")
+    ///     return false
+    /// })
+    /// ```
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest, managedObjectHandler: (ManagedObject) throws -> Bool) throws -> BatchResult {
+        var request = request
+        request.transaction = stamped(request.transaction)
+        return try persistentStoreCoordinator.execute(request, managedObjectHandler: managedObjectHandler)
+    }
+
     /// Runs a batch update under the context's author and name (see the batch insert `execute(_:)`).
     ///
     /// ```swift

@@ -23,6 +23,7 @@ extension ManagedObjectContext {
         }
         let validator = ValueValidator(table: layout.table)
         guard let relationship = layout.entity.relationship(named: key) else { throw object.unknownKey(key) }
+        if makesBatchInsertObjects { return try setBatchInsertRelationship(value, relationship, of: object, validator: validator) }
         if relationship.isToMany {
             let wanted = Set(try targets(value, relationship, validator))
             let current = try members(of: object, relationship)
@@ -35,6 +36,18 @@ extension ManagedObjectContext {
             if let current { try unrelate(object, relationship, current) }
             if let target { try relate(object, relationship, target) }
         }
+    }
+
+    /// A batch insert's object takes a to-one relationship held in its row, as the insert's
+    /// dictionary does (no inverse to keep: the insert writes the row alone); it cannot take
+    /// others, which Core Data's batch inserts do not set either.
+    private func setBatchInsertRelationship(_ value: AttributeValue, _ relationship: RelationshipDescription, of object: ManagedObject, validator: ValueValidator) throws {
+        guard case .slot(let slot) = object.layout.relationshipKinds[relationship.name] else {
+            throw TributaryError(.invalidInput, "a batch insert cannot set '\(relationship.name)' of \(object.layout.name): it sets attributes and to-one relationships held in the row",
+                                 location: object.layout.name, hint: "link the objects after the insert, with a context save or a BatchUpdateRequest's addedLinks")
+        }
+        object.values[slot] = try targets(value, relationship, validator).first.map { .objectID($0) } ?? .null
+        object.changedSlots |= 1 << UInt64(slot)
     }
 
     /// The object IDs a relationship value names.

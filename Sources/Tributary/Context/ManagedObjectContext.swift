@@ -46,6 +46,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Atomic, not under `lock`: other contexts read it while holding their own lock.
     let autoMergeValue = Atomic<Bool>(false)
     var deleteInaccessibleValue = true
+    /// Whether this context only makes the objects a batch insert's `managedObjectHandler`
+    /// fills in: their relationships are set in their row alone (see `setBatchInsertRelationship`).
+    var makesBatchInsertObjects = false
 
     // State (guarded by `lock`).
     var storeValue: PersistentStore?

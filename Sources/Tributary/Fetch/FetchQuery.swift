@@ -30,42 +30,41 @@ struct FetchQuery {
         let table = try schema.table(request.entityName)
         entityName = table.name
         var compiler = PredicateCompiler(schema: schema)
+        let grouping = try Self.grouping(of: request, table: table)
+        compiler.aggregatesAllowed = grouping != nil
         var arguments: [AttributeValue] = []
         var names: [String] = []
         var columns: [Column] = []
-        var selected = ["t0.\"_pk\""]
+        // Rows of a grouped, distinct or aggregate fetch stand for no one object: key 0.
+        var selected = [grouping == nil ? "t0.\"_pk\"" : "0"]
         if request.resultType == .dictionary || request.resultType == .managedObject {
             let wanted = request.propertiesToFetch ?? (table.entity.attributes.map(\.name) + table.entity.relationships.filter { !$0.isToMany }.map(\.name))
             for name in wanted {
-                if let attribute = table.entity.attribute(named: name) {
-                    selected.append("t0.\(quote(name))")
-                    columns.append(.attribute(attribute.type))
-                } else if let relationship = table.entity.relationship(named: name), !relationship.isToMany {
-                    selected.append(try compiler.resolve([name], table: table, alias: "t0").sql)
-                    columns.append(.toOne(entity: relationship.destinationEntity))
-                } else if name.contains(".") {
-                    // A key path: through to-one relationships (`author.name`), or a to-many's
-                    // `@count`, `@min.KEY`, `@max.KEY`; the row's key is the path as written.
-                    let scalar = try compiler.resolve(name.split(separator: ".").map(String.init), table: table, alias: "t0")
-                    selected.append(scalar.sql)
-                    switch scalar.kind {
-                    case .attribute(let type): columns.append(.attribute(type))
-                    case .toOne(let entity): columns.append(.toOne(entity: entity))
-                    }
-                } else {
-                    throw TributaryError(.unknownProperty, "\(table.name) has no attribute or to-one relationship '\(name)'", location: "propertiesToFetch",
-                                         hint: "\(table.name) has \(table.entity.propertyNames.joined(separator: ", "))")
+                let scalar = try Self.property(name, table: table, compiler: &compiler)
+                selected.append(scalar.sql)
+                arguments += scalar.arguments
+                switch scalar.kind {
+                case .attribute(let type): columns.append(.attribute(type))
+                case .toOne(let entity): columns.append(.toOne(entity: entity))
                 }
                 names.append(name)
             }
         }
+        let distinct = grouping?.distinct == true ? "DISTINCT " : ""
         var sql = request.resultType == .count
             ? "SELECT count(*) FROM \(quote(table.name)) t0"
-            : "SELECT \(selected.joined(separator: ", ")) FROM \(quote(table.name)) t0"
+            : "SELECT \(distinct)\(selected.joined(separator: ", ")) FROM \(quote(table.name)) t0"
         if let predicate = request.predicate {
+            compiler.aggregatesAllowed = false
             let fragment = try compiler.compile(predicate, table: table, alias: "t0")
+            compiler.aggregatesAllowed = grouping != nil
             sql += " WHERE " + fragment.sql
             arguments += fragment.arguments
+        }
+        if let grouping {
+            let clauses = try Self.groupClauses(grouping, table: table, compiler: &compiler)
+            sql += clauses.sql
+            arguments += clauses.arguments
         }
         if request.resultType != .count {
             var order: [String] = []
@@ -78,8 +77,10 @@ struct FetchQuery {
                     throw TributaryError(.unknownProperty, "cannot sort by '\(descriptor.key)': \(error.message)", location: "sort", hint: error.hint)
                 }
                 order.append("\(scalar.sql) \(descriptor.ascending ? "ASC" : "DESC")")
+                arguments += scalar.arguments
             }
-            order.append("t0.\"_pk\" ASC")
+            // Then by key, or for rows that stand for no object, by every column in turn.
+            order += grouping == nil ? ["t0.\"_pk\" ASC"] : names.indices.map { String($0 + 2) }
             sql += " ORDER BY " + order.joined(separator: ", ")
         }
         if request.fetchLimit > 0 || request.fetchOffset > 0 {

@@ -74,13 +74,60 @@ public struct FetchRequest: Sendable, Equatable {
     public var resultType: FetchResultType = .managedObject
     /// The properties included in dictionary results; all attributes and to-one relationships when nil.
     /// Key paths are allowed: through to-one relationships (`"author.name"`), and a to-many
-    /// relationship's `@count`, `@min.KEY` or `@max.KEY` (`"tags.@count"`); each row's key is
-    /// the path as written.
+    /// relationship's `@count`, `@min.KEY`, `@max.KEY`, `@sum.KEY` or `@avg.KEY` (`"tags.@count"`);
+    /// each row's key is the path as written. Aggregates over the fetched rows (Core Data's
+    /// expression descriptions: `"@count"`, `"@sum.magnitude"`, `"average:(magnitude)"`…)
+    /// make one row of all the rows, or one per group with ``propertiesToGroupBy``.
     ///
     /// ```swift
     /// request.propertiesToFetch = ["title", "tags.@count", "tags.@min.name"]
+    ///
+    /// var stats = FetchRequest(entityName: "Quake")
+    /// stats.resultType = .dictionary
+    /// stats.propertiesToFetch = ["count:(code)", "@sum.magnitude", "@avg.magnitude"]
+    /// let row = try coordinator.fetch(stats)[0]   // row["count:(code)"] == .integer(120)
     /// ```
     public var propertiesToFetch: [String]?
+    /// Key paths whose values make the groups of a dictionary fetch (Core Data's
+    /// `propertiesToGroupBy`): one row per group, holding the grouped values and the
+    /// aggregates in ``propertiesToFetch`` (`@count`, `@sum.KEY`, `@avg.KEY`, `@min.KEY`,
+    /// `@max.KEY`, or Core Data's function form `count:(KEY)`, `sum:(KEY)`, `average:(KEY)`,
+    /// `min:(KEY)`, `max:(KEY)`; the row's key is the text as written). As in Core Data, the
+    /// request must ask for ``FetchResultType/dictionary`` results and every other property
+    /// fetched must be grouped; otherwise the fetch throws. Such rows stand for no one object:
+    /// their ``FetchedRow/objectID`` has primary key 0.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Quake", sortDescriptors: [SortDescriptor("@count", ascending: false)])
+    /// request.resultType = .dictionary
+    /// request.propertiesToGroupBy = ["place"]
+    /// request.propertiesToFetch = ["place", "@count", "@avg.magnitude", "max:(magnitude)"]
+    /// request.havingPredicate = try StorePredicate(format: "@count >= 2")
+    /// for row in try context.fetchRows(request) {
+    ///     print(row["place"] ?? .null, row["@count"] ?? .null)   // "Tokyo", 12
+    /// }
+    /// ```
+    public var propertiesToGroupBy: [String]?
+    /// Which groups a grouped fetch keeps (Core Data's `havingPredicate`): a predicate over
+    /// the grouped key paths and aggregates (`@count > 1`, `@sum.magnitude >= 10`, or
+    /// `%K > 1` with `"count:(code)"`). Needs ``propertiesToGroupBy``.
+    ///
+    /// ```swift
+    /// request.havingPredicate = try StorePredicate(format: "@avg.magnitude > %@", 5.0)
+    /// ```
+    public var havingPredicate: StorePredicate?
+    /// Whether a dictionary fetch returns each distinct combination of the values in
+    /// ``propertiesToFetch`` once (Core Data's `returnsDistinctResults`). Needs dictionary
+    /// results and ``propertiesToFetch``, as in Core Data; the rows stand for no one object.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Quake", sortDescriptors: [SortDescriptor("place")])
+    /// request.resultType = .dictionary
+    /// request.propertiesToFetch = ["place"]
+    /// request.returnsDistinctResults = true
+    /// let places = try context.fetchRows(request).compactMap { $0["place"]?.stringValue }
+    /// ```
+    public var returnsDistinctResults = false
     /// Whether a context's `fetch(_:)` includes its unsaved changes (Core Data's
     /// `includesPendingChanges`): inserted objects that match, changed ones judged by their
     /// new values, deleted ones left out (always), then sorted, offset and limited. Off by

@@ -45,7 +45,9 @@ public struct FetchedRow: Sendable {
     let batch: RowBatch
     let index: Int
 
-    /// The row's object ID.
+    /// The row's object ID. Rows of a grouped, distinct or aggregate fetch
+    /// (``FetchRequest/propertiesToGroupBy``, ``FetchRequest/returnsDistinctResults``, `@count`…)
+    /// stand for no one object: their ID has primary key 0, which no object has.
     public var objectID: ObjectID {
         ObjectID(storeID: batch.storeID, entityName: batch.entityName, primaryKey: batch.keys[index])
     }

@@ -7,6 +7,10 @@
 struct PredicateCompiler {
     let schema: StoreSchema
     private var aliasCounter = 0
+    /// The members a `SUBQUERY` variable (`$t`, with its `$`) stands for while its predicate compiles.
+    var variables: [String: (table: StoreSchema.Table, alias: String)] = [:]
+    /// Whether key paths may name aggregates over the rows (``FetchExpression``): in a grouped fetch.
+    var aggregatesAllowed = false
 
     init(schema: StoreSchema) {
         self.schema = schema
@@ -18,10 +22,12 @@ struct PredicateCompiler {
         case toOne(entity: String)
     }
 
-    /// A key path resolved to a scalar SQL expression.
+    /// A key path (or a subquery's count) resolved to a scalar SQL expression, with the
+    /// values its `?` placeholders take, in order.
     struct Scalar {
         var sql: String
         var kind: ValueKind
+        var arguments: [AttributeValue] = []
     }
 
     mutating func nextAlias() -> String {
@@ -56,9 +62,16 @@ struct PredicateCompiler {
     }
 
     private mutating func compile(_ comparison: Comparison, table: StoreSchema.Table, alias: String) throws -> SQLFragment {
+        if case .subqueryCount(let subquery) = comparison.left {
+            guard comparison.modifier == .direct else {
+                throw TributaryError(.invalidPredicate, "\(comparison.modifier.rawValue) cannot stand before SUBQUERY(…)", location: "predicate", hint: "write SUBQUERY(…).@count > 0 alone")
+            }
+            return try compare(try count(subquery, table: table, alias: alias), comparison, table: table, alias: alias)
+        }
         // `'swift' IN tags.name` reads as `ANY tags.name == 'swift'`; `'x' IN title` as `title CONTAINS 'x'`.
         if comparison.op == .in, case .constant = comparison.left, case .keyPath(let path) = comparison.right {
-            let manyPath = try toManyPrefix(path, table: table)
+            let base = try based(path, table: table, alias: alias)
+            let manyPath = try toManyPrefix(base.path, table: base.table)
             let flipped = Comparison(left: .keyPath(path), op: manyPath == nil ? .contains : .equal, right: comparison.left,
                                      modifier: manyPath == nil ? .direct : .any, options: comparison.options)
             return try compile(flipped, table: table, alias: alias)
@@ -66,8 +79,9 @@ struct PredicateCompiler {
         guard case .keyPath(let path) = comparison.left else {
             throw TributaryError(.invalidPredicate, "the left side of '\(comparison.op.rawValue)' must be a key path", location: "predicate", hint: "write the attribute first, as in title == 'x'")
         }
-        if let (relationship, rest) = try toManyPrefix(path, table: table) {
-            return try compileToMany(comparison, relationship: relationship, rest: rest, table: table, alias: alias)
+        let base = try based(path, table: table, alias: alias)
+        if let (relationship, rest) = try toManyPrefix(base.path, table: base.table) {
+            return try compileToMany(comparison, relationship: relationship, rest: rest, table: base.table, alias: base.alias)
         }
         if comparison.modifier != .direct {
             throw TributaryError(.invalidPredicate, "\(comparison.modifier.rawValue) needs a to-many key path, and '\(path.joined(separator: "."))' is not one", location: "predicate key path '\(path.joined(separator: "."))'", hint: "remove \(comparison.modifier.rawValue)")
@@ -137,6 +151,18 @@ struct PredicateCompiler {
                            hint: "\(entity.name) has \(entity.propertyNames.joined(separator: ", "))")
         }
         guard let first = path.first else { throw TributaryError(.invalidPredicate, "an empty key path", location: "predicate") }
+        if aggregatesAllowed, let expression = FetchExpression(name) {
+            // A grouped fetch's `@sum.magnitude` or `count:(code)`, in its HAVING or ORDER BY.
+            aggregatesAllowed = false
+            defer { aggregatesAllowed = true }
+            return try aggregate(expression, written: name, table: table, alias: alias)
+        }
+        if first.hasPrefix("$") {
+            // A SUBQUERY variable: `$t` is the member itself, `$t.name` its name.
+            let variable = try self.variable(first, in: name)
+            if path.count == 1 { return Scalar(sql: "\(variable.alias).\"_pk\"", kind: .toOne(entity: variable.table.name)) }
+            return try resolve(Array(path.dropFirst()), table: variable.table, alias: variable.alias)
+        }
         if Self.isSelf(first, in: table.entity) {
             // `SELF` is the object itself (its ID); `self.title` is `title`.
             if path.count == 1 { return Scalar(sql: "\(alias).\"_pk\"", kind: .toOne(entity: table.name)) }
@@ -150,17 +176,17 @@ struct PredicateCompiler {
         }
         guard let relationship = table.entity.relationship(named: first) else { throw unknown(first, in: table.entity) }
         let destination = try schema.table(relationship.destinationEntity)
-        if relationship.isToMany, path.count == 3, path[1] == "@min" || path[1] == "@max" {
-            // The smallest or largest value of an attribute over the members (`tags.@min.name`).
-            guard let attribute = destination.entity.attribute(named: path[2]) else { throw unknown(path[2], in: destination.entity) }
+        if relationship.isToMany, path.count == 3, let function = FetchExpression(path[1] + "." + path[2]), function.function != .count {
+            // The smallest, largest, total or average value of an attribute over the members (`tags.@min.name`).
+            guard destination.entity.attribute(named: path[2]) != nil else { throw unknown(path[2], in: destination.entity) }
             let inner = nextAlias()
-            let function = path[1] == "@min" ? "min" : "max"
-            return Scalar(sql: "(SELECT \(function)(\(inner).\(quote(attribute.name))) \(membership(relationship, table: table, alias: alias, destinationAlias: inner)))", kind: .attribute(attribute.type))
+            let value = try aggregate(function, written: name, table: destination, alias: inner)
+            return Scalar(sql: "(SELECT \(value.sql) \(membership(relationship, table: table, alias: alias, destinationAlias: inner)))", kind: value.kind, arguments: value.arguments)
         }
         if relationship.isToMany {
             guard path.count == 2, path[1] == "@count" else {
                 throw TributaryError(.invalidPredicate, "'\(name)' goes through the to-many relationship '\(first)'", location: "predicate key path '\(name)'",
-                                     hint: "say ANY, ALL or NONE before it, or use \(first).@count, \(first).@min.KEY or \(first).@max.KEY")
+                                     hint: "say ANY, ALL or NONE before it, or use \(first).@count, \(first).@min.KEY, \(first).@max.KEY, \(first).@sum.KEY or \(first).@avg.KEY")
             }
             let inner = nextAlias()
             return Scalar(sql: "(SELECT count(*) \(membership(relationship, table: table, alias: alias, destinationAlias: inner)))", kind: .attribute(.integer))
@@ -178,7 +204,7 @@ struct PredicateCompiler {
         if path.count == 1 { return Scalar(sql: keySQL, kind: .toOne(entity: destination.name)) }
         let inner = nextAlias()
         let rest = try resolve(Array(path.dropFirst()), table: destination, alias: inner)
-        return Scalar(sql: "(SELECT \(rest.sql) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\"_pk\" = \(keySQL))", kind: rest.kind)
+        return Scalar(sql: "(SELECT \(rest.sql) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\"_pk\" = \(keySQL))", kind: rest.kind, arguments: rest.arguments)
     }
 
     /// Whether `key` is `SELF` (any case) rather than a property of `entity` so named.
@@ -195,9 +221,16 @@ struct PredicateCompiler {
         // Right side: a key path, a constant, or a list.
         var rightValues: [AttributeValue] = []
         var rightSQL: String?
+        var rightArguments: [AttributeValue] = []
         switch comparison.right {
         case .keyPath(let path):
-            rightSQL = try resolve(path, table: table, alias: alias).sql
+            let right = try resolve(path, table: table, alias: alias)
+            rightSQL = right.sql
+            rightArguments = right.arguments
+        case .subqueryCount(let subquery):
+            let right = try count(subquery, table: table, alias: alias)
+            rightSQL = right.sql
+            rightArguments = right.arguments
         case .constant(.array(let items)):
             rightValues = items
         case .constant(let value):
@@ -212,11 +245,11 @@ struct PredicateCompiler {
         }
         if let rightSQL {
             let symbol = try sqlOperator(op, place: place)
-            return SQLFragment(caseInsensitive ? "lower(\(left.sql)) \(symbol) lower(\(rightSQL))" : "\(left.sql) \(symbol) \(rightSQL)")
+            return SQLFragment(caseInsensitive ? "lower(\(left.sql)) \(symbol) lower(\(rightSQL))" : "\(left.sql) \(symbol) \(rightSQL)", left.arguments + rightArguments)
         }
         // Comparisons with nil.
         if rightValues.count == 1, rightValues[0].isNull, op == .equal || op == .notEqual {
-            return SQLFragment("\(left.sql) \(op == .equal ? "IS NULL" : "IS NOT NULL")")
+            return SQLFragment("\(left.sql) \(op == .equal ? "IS NULL" : "IS NOT NULL")", left.arguments)
         }
         let values = try rightValues.map { try bindable($0, for: left.kind, op: op, place: place) }
         let isString = left.kind == .attribute(.string)
@@ -230,9 +263,9 @@ struct PredicateCompiler {
         }
         switch op {
         case .equal, .less, .lessOrEqual, .greater, .greaterOrEqual:
-            return SQLFragment("\(l) \(try sqlOperator(op, place: place)) \(p)", [try single()])
+            return SQLFragment("\(l) \(try sqlOperator(op, place: place)) \(p)", left.arguments + [try single()])
         case .notEqual:
-            return SQLFragment("\(l) IS NOT \(p)", [try single()])
+            return SQLFragment("\(l) IS NOT \(p)", left.arguments + [try single()])
         case .beginsWith, .endsWith, .contains, .like:
             guard isString else {
                 throw TributaryError(.invalidPredicate, "'\(op.rawValue)' compares strings, and the key path is a \(describe(left.kind))", location: place, hint: "use ==, <, > or IN")
@@ -240,17 +273,17 @@ struct PredicateCompiler {
             let value = try single()
             switch op {
             case .beginsWith:
-                return SQLFragment("substr(\(l), 1, length(\(p))) = \(p)", [value, value])
+                return SQLFragment("substr(\(l), 1, length(\(p))) = \(p)", left.arguments + [value, value])
             case .endsWith:
-                return SQLFragment("(length(\(p)) = 0 OR substr(\(l), -length(\(p))) = \(p))", [value, value, value])
+                return SQLFragment("(length(\(p)) = 0 OR substr(\(l), -length(\(p))) = \(p))", [value] + left.arguments + [value, value])
             case .contains:
-                return SQLFragment("instr(\(l), \(p)) > 0", [value])
+                return SQLFragment("instr(\(l), \(p)) > 0", left.arguments + [value])
             default:
                 let pattern = value.stringValue ?? ""
                 if caseInsensitive {
-                    return SQLFragment("\(left.sql) LIKE ? ESCAPE '\\'", [.string(Self.likePattern(pattern))])
+                    return SQLFragment("\(left.sql) LIKE ? ESCAPE '\\'", left.arguments + [.string(Self.likePattern(pattern))])
                 }
-                return SQLFragment("\(left.sql) GLOB ?", [.string(Self.globPattern(pattern))])
+                return SQLFragment("\(left.sql) GLOB ?", left.arguments + [.string(Self.globPattern(pattern))])
             }
         case .matches:
             guard isString else {
@@ -261,16 +294,16 @@ struct PredicateCompiler {
                 throw TributaryError(.invalidPredicate, "MATCHES takes a pattern string, not \(value.kindName)", location: place, hint: "write title MATCHES '[A-Z].*'")
             }
             _ = try PredicateRegex.compile(pattern, caseInsensitive: caseInsensitive)   // a bad pattern fails here, not mid-query
-            return SQLFragment("\(SQLFunctions.matches)(\(left.sql), ?, \(caseInsensitive ? 1 : 0))", [value])
+            return SQLFragment("\(SQLFunctions.matches)(\(left.sql), ?, \(caseInsensitive ? 1 : 0))", left.arguments + [value])
         case .in:
             if values.isEmpty { return SQLFragment("0") }
             let marks = Array(repeating: p, count: values.count).joined(separator: ", ")
-            return SQLFragment("\(l) IN (\(marks))", values)
+            return SQLFragment("\(l) IN (\(marks))", left.arguments + values)
         case .between:
             guard values.count == 2 else {
                 throw TributaryError(.invalidPredicate, "BETWEEN needs two values, got \(values.count)", location: place, hint: "write BETWEEN {low, high}")
             }
-            return SQLFragment("\(l) BETWEEN \(p) AND \(p)", values)
+            return SQLFragment("\(l) BETWEEN \(p) AND \(p)", left.arguments + values)
         }
     }
 

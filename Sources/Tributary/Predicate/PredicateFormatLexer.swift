@@ -131,6 +131,11 @@ struct PredicateFormatLexer {
             let normal = ["<>": "!=", "=<": "<=", "=>": ">="][two] ?? two
             return PredicateToken(kind: .symbol(normal), offset: start, text: two)
         }
+        if c == ".", i + 1 < chars.count, chars[i + 1] == "@" || chars[i + 1].isLetter {
+            // `SUBQUERY(…).@count`: a dot after a closing parenthesis.
+            i += 1
+            return token(.symbol("."))
+        }
         if "=<>!(){},".contains(c) {
             i += 1
             return PredicateToken(kind: .symbol(c == "=" ? "==" : String(c)), offset: start, text: String(c))

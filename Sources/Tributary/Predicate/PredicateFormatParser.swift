@@ -153,7 +153,7 @@ struct PredicateFormatParser {
             try checkBetween(right, token: rightToken)
         }
         // Normalise `5 < age` to `age > 5`.
-        if case .constant = left, case .keyPath = right, let flipped = Self.flipped(op) {
+        if case .constant = left, right.isKeyPathOrSubquery, let flipped = Self.flipped(op) {
             return Comparison(left: right, op: flipped, right: left, modifier: modifier, options: options)
         }
         return Comparison(left: left, op: op, right: right, modifier: modifier, options: options)
@@ -164,6 +164,8 @@ struct PredicateFormatParser {
         let count: Int
         switch right {
         case .keyPath: return
+        case .subqueryCount:
+            throw lexer.error("BETWEEN needs two values, got SUBQUERY(…)", at: token.offset, token: token.text, hint: "write BETWEEN {low, high}")
         case .aggregate(let items): count = items.count
         case .constant(.array(let items)): count = items.count
         case .constant(let value):
@@ -213,6 +215,9 @@ struct PredicateFormatParser {
             if Self.valueForms.contains(word), position + 1 < tokens.count, tokens[position + 1].kind == .symbol("(") {
                 return try parseFunction(word)
             }
+            if word == "SUBQUERY", position + 1 < tokens.count, tokens[position + 1].kind == .symbol("(") {
+                return try parseSubquery()
+            }
             switch word {
             case "TRUE", "YES": advance(); return .constant(.bool(true))
             case "FALSE", "NO": advance(); return .constant(.bool(false))
@@ -228,6 +233,33 @@ struct PredicateFormatParser {
         default:
             throw fail("expected a key path or a value but found '\(token.text)'", hint: "quote string literals with ' or \"")
         }
+    }
+
+    /// `SUBQUERY(collection, $x, predicate).@count`, nested at most ``maximumDepth`` deep with the rest.
+    private mutating func parseSubquery() throws -> StorePredicateExpression {
+        let usage = "write SUBQUERY(tags, $t, $t.name BEGINSWITH 's').@count > 0"
+        try nest()
+        defer { depth -= 1 }
+        advance()
+        try expectSymbol("(", hint: usage)
+        let collectionToken = current
+        guard case .keyPath(let collection) = try parseExpression() else {
+            throw lexer.error("SUBQUERY(…) takes a to-many key path first", at: collectionToken.offset, token: collectionToken.text, hint: usage)
+        }
+        try expectSymbol(",", hint: usage)
+        guard case .identifier(let name) = current.kind, name.hasPrefix("$"), name.count > 1, !name.contains(".") else {
+            throw fail("SUBQUERY(…) takes a variable such as $t second", hint: usage)
+        }
+        advance()
+        try expectSymbol(",", hint: usage)
+        let predicate = try parseOr()
+        try expectSymbol(")", hint: "close SUBQUERY(…)")
+        guard isSymbol("."), position + 1 < tokens.count, case .identifier(let suffix) = tokens[position + 1].kind, suffix.lowercased() == "@count" else {
+            throw fail("SUBQUERY(…) is compared through its .@count", hint: usage)
+        }
+        advance()
+        advance()
+        return .subqueryCount(Subquery(collection: collection, variable: String(name.dropFirst()), predicate: predicate))
     }
 
     private static let valueForms: Set<String> = ["CAST", "UUID", "OBJECTID", "DATA", "ARRAY"]
@@ -312,5 +344,15 @@ struct PredicateFormatParser {
             break
         }
         return .constant(value)
+    }
+}
+
+extension StorePredicateExpression {
+    /// Whether the expression reads the object (a key path or a subquery's count), not a constant.
+    var isKeyPathOrSubquery: Bool {
+        switch self {
+        case .keyPath, .subqueryCount: return true
+        case .constant, .aggregate: return false
+        }
     }
 }

@@ -5,7 +5,7 @@ extension StorePredicate {
     /// without SQL. Supports the common operators: `==`, `!=`, `<`, `<=`, `>`, `>=`,
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `MATCHES`, `IN`, `BETWEEN`, `AND`, `OR`, `NOT`, and the
     /// `[c]` and `[d]` options, on single-name key paths. A missing value is `nil`.
-    /// `LIKE`, `ANY`/`ALL`/`NONE` and dotted key paths throw `invalidPredicate`; call
+    /// `LIKE`, `ANY`/`ALL`/`NONE`, `SUBQUERY` and dotted key paths throw `invalidPredicate`; call
     /// ``checkEvaluable()`` to find out before there are values.
     ///
     /// ```swift
@@ -52,6 +52,7 @@ extension Comparison {
         guard op != .like else { throw unsupported("LIKE") }
         for side in [left, right] {
             if case .keyPath(let path) = side, path.count != 1 { throw unsupported("the key path '\(path.joined(separator: "."))'") }
+            if case .subqueryCount = side { throw unsupported("SUBQUERY") }
             if case .aggregate(let items) = side {
                 for item in items { if case .constant = item {} else { throw unsupported("a list of non-constants") } }
             }
@@ -95,6 +96,7 @@ extension Comparison {
         case .constant(let value): return value
         case .aggregate(let items):
             return .array(items.map { if case .constant(let v) = $0 { return v } else { return .null } })
+        case .subqueryCount: return .null   // refused by checkEvaluable()
         }
     }
 

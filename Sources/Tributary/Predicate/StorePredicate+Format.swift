@@ -54,6 +54,8 @@ extension StorePredicate {
             return path.joined(separator: ".")
         case .aggregate(let items): return "{" + items.map(format).joined(separator: ", ") + "}"
         case .constant(let value): return format(value)
+        case .subqueryCount(let subquery):
+            return "SUBQUERY(\(format(.keyPath(subquery.collection))), $\(subquery.variable), \(subquery.predicate.predicateFormat)).@count"
         }
     }
 

@@ -54,6 +54,39 @@ public indirect enum StorePredicateExpression: Sendable, Equatable {
     case constant(AttributeValue)
     /// `{a, b, c}`: a list of expressions, the right side of `IN` or `BETWEEN`.
     case aggregate([StorePredicateExpression])
+    /// `SUBQUERY(collection, $x, predicate).@count`: how many members of a to-many
+    /// relationship match a predicate (see ``Subquery``).
+    case subqueryCount(Subquery)
+}
+
+/// `SUBQUERY(collection, $x, predicate)`: the members of the to-many relationship
+/// `collection` for which `predicate` holds, `$x` standing for each member. Key paths in
+/// the predicate start with the variable (`$x.name`), or with a variable of an enclosing
+/// subquery; a key path without one reads the member too, as `NSPredicate` evaluates it.
+/// Compared through its `@count`, as Core Data's SQL store allows:
+///
+/// ```swift
+/// // Posts with at least two tags whose names start with "s".
+/// let p = try StorePredicate(format: "SUBQUERY(tags, $t, $t.name BEGINSWITH 's').@count >= 2")
+/// // Nested: tags used by a post that has a PNG attachment.
+/// let q = try StorePredicate(format: """
+///     SUBQUERY(posts, $p, SUBQUERY($p.attachments, $a, $a.mimeType == 'image/png').@count > 0).@count > 0
+///     """)
+/// ```
+public struct Subquery: Sendable, Equatable {
+    /// The to-many relationship iterated (`tags`, or `$p.tags` inside another subquery).
+    public var collection: [String]
+    /// The variable's name, without its `$`.
+    public var variable: String
+    /// The condition each member must meet.
+    public var predicate: StorePredicate
+
+    /// A subquery from its parts.
+    public init(collection: [String], variable: String, predicate: StorePredicate) {
+        self.collection = collection
+        self.variable = variable
+        self.predicate = predicate
+    }
 }
 
 /// The operator of a ``Comparison``.

@@ -73,6 +73,7 @@ extension StorePredicateExpression {
         case .keyPath(let path): return path.first.map { [$0] } ?? []
         case .constant: return []
         case .aggregate(let items): return items.flatMap { $0.keyPathHeads() }
+        case .subqueryCount(let subquery): return subquery.collection.first.map { [$0] } ?? []
         }
     }
 }
