@@ -8,3 +8,27 @@
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #endif
 #include <sqlite3.h>
+
+// sqlite3_db_config is variadic, which Swift cannot call: these wrap the two
+// uses Tributary has for it. Each returns the setting after the call, or -1.
+static inline int tributary_set_triggers_enabled(sqlite3 *db, int enabled) {
+    int now = -1;
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, enabled, &now) == SQLITE_OK ? now : -1;
+}
+
+// Reads through SQLite's own handle of the database file (journal = 0) or of its
+// write-ahead log (journal = 1): closing a descriptor of the database file would drop
+// every POSIX lock this process holds on it, so Tributary never opens one itself.
+static inline int tributary_read_file(sqlite3 *db, int journal, void *buffer, int amount, sqlite3_int64 offset) {
+    sqlite3_file *file = 0;
+    int rc = sqlite3_file_control(db, "main", journal ? SQLITE_FCNTL_JOURNAL_POINTER : SQLITE_FCNTL_FILE_POINTER, &file);
+    if (rc != SQLITE_OK || file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
+    return file->pMethods->xRead(file, buffer, amount, offset);
+}
+
+static inline int tributary_file_size(sqlite3 *db, int journal, sqlite3_int64 *size) {
+    sqlite3_file *file = 0;
+    int rc = sqlite3_file_control(db, "main", journal ? SQLITE_FCNTL_JOURNAL_POINTER : SQLITE_FCNTL_FILE_POINTER, &file);
+    if (rc != SQLITE_OK || file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
+    return file->pMethods->xFileSize(file, size);
+}

@@ -16,7 +16,7 @@ import Testing
         let statements = try CLI.run(["update", store, "--entity", "Tag", "--where", "name == 'swift'", "--set", "color=red"], environment: ["TRIBUTARY_SQL_DEBUG": "1"])
         #expect(statements.status == 0, "\(statements.stderr)")
         #expect(!statements.stdout.contains("tributary.sql"))
-        let update = try #require(statements.stderrLines.first { $0.contains(#"UPDATE "Tag""#) })
+        let update = try #require(statements.stderrLines.first { $0.contains(#"] UPDATE "Tag""#) })
         #expect(update.contains("tributary.sql"))
         #expect(update.contains("duration_ms="))
         #expect(update.contains(#""color" = ?"#))

@@ -180,7 +180,11 @@ extension NotificationTests {
             let shell = try TributaryBinary.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [path, "UPDATE Post SET title = 'shell'"])
             #expect(shell.status == 0, "\(shell.stderr)")
             #expect(await Wait.until { wakes.withLock { $0 } > wakesBefore })
-            #expect(seen.tokens == [2])  // the shell leaves no history to deliver
+            // The shell's write is history too (issue 22): delivered with its values, its source foreign.
+            #expect(await Wait.until { seen.tokens == [2, 3] })
+            let shellTransaction = seen.all.flatMap { $0 }.last
+            #expect(shellTransaction?.processName == "foreign" && shellTransaction?.author == nil)
+            #expect(shellTransaction?.changes.first?.properties.first { $0.name == "title" }?.after == .string("shell"))
             task.cancel()
             await task.value
             #expect(await Wait.until { StoreChangeMonitor.held(by: coordinator) == StoreChangeMonitor.Held() })

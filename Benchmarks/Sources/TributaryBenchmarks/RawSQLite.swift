@@ -35,9 +35,10 @@ final class RawSQLite {
     }
 
     /// Inserts the workload in transactions of `batch` rows; returns seconds.
-    static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch) -> Double {
+    /// With `createSchema` false, the table is the store's own (a store Tributary made).
+    static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch, createSchema: Bool = true) -> Double {
         let raw = RawSQLite(path: path)
-        raw.exec(Workload.schema)
+        if createSchema { raw.exec(Workload.schema) }
         let insert = raw.prepare(#"INSERT INTO "Post" ("title", "content", "externalID", "createdAt") VALUES (?, ?, ?, ?)"#)
         defer { sqlite3_finalize(insert) }
         return Harness.time {
@@ -51,6 +52,29 @@ final class RawSQLite {
                     sqlite3_bind_double(insert, 4, Workload.createdAt(k))
                     precondition(sqlite3_step(insert) == SQLITE_DONE)
                     sqlite3_reset(insert)
+                }
+                raw.exec("COMMIT")
+                j += batch
+            }
+        }
+    }
+
+    /// Inserts `rows` posts untimed, then changes every title, `batch` rows a transaction
+    /// (`UPDATE … SET title = ? WHERE _pk = ?`); returns the updates' seconds.
+    static func updatePosts(at path: String, rows: Int, batch: Int = Workload.batch) -> Double {
+        _ = insertPosts(at: path, rows: rows, batch: batch, createSchema: false)
+        let raw = RawSQLite(path: path)
+        let update = raw.prepare(#"UPDATE "Post" SET "title" = ? WHERE "_pk" = ?"#)
+        defer { sqlite3_finalize(update) }
+        return Harness.time {
+            var j = 0
+            while j < rows {
+                raw.exec("BEGIN")
+                for k in j..<min(j + batch, rows) {
+                    bind(update, 1, "Edited \(k)")
+                    sqlite3_bind_int64(update, 2, Int64(k + 1))
+                    precondition(sqlite3_step(update) == SQLITE_DONE)
+                    sqlite3_reset(update)
                 }
                 raw.exec("COMMIT")
                 j += batch

@@ -11,8 +11,10 @@
 ///   time for single-row transactions, for filters that read a token range anyway);
 /// - `_tributary_consumer`: named cursors.
 enum HistorySchema {
-    /// The history format this version writes; a newer one is refused.
-    static let formatVersion = 1
+    /// The history format this version writes; a newer one is refused. Format 2 adds the
+    /// capture of other programs' writes (``ForeignCapture``): a Tributary that knows only
+    /// format 1 would run the capture triggers on its own writes and record them twice.
+    static let formatVersion = 2
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"

@@ -170,6 +170,7 @@ extension PersistentStoreCoordinator {
             throw TributaryError(.historyNotTracked, "the store does not track history", location: store.url.path,
                                  hint: "open it with persistentHistoryTracking = true (tributary init STORE --model FILE --history) before writing")
         }
+        try store.foldForeignWrites()
         return store
     }
 

@@ -15,6 +15,8 @@ final class StoreDatabase: Sendable {
     let recorder = HistoryRecorder()
     /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
     let poster: RemoteChangePoster?
+    /// What takes part in each write transaction; read and changed under `writerLock` only.
+    nonisolated(unsafe) private var participants: [WriteParticipant] = []
 
     init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment(), postsRemoteChanges: Bool = false) throws {
         self.path = path
@@ -50,6 +52,8 @@ final class StoreDatabase: Sendable {
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try connection.execute("PRAGMA synchronous = NORMAL")
             }
+            // The writer's own triggers are TEMP copies; stored ones are for other programs.
+            if Connection.canDisableMainTriggersOnly { try connection.disableMainTriggers() }
         } catch let error as SQLiteError {
             throw StoreDatabase.translate(error, path: connection.path, timeout: busyTimeout)
         }
@@ -78,23 +82,40 @@ final class StoreDatabase: Sendable {
         defer { writerLock.unlock() }
         var marked: Int64?
         do {
-            return try writer.transaction("IMMEDIATE") {
+            let done = try writer.transaction("IMMEDIATE") {
+                for participant in participants { try participant.writeDidBegin(on: writer) }
                 let result = try body(writer)
                 let token = recorder.isEnabled ? try recorder.commit(on: writer, metadata: metadata) : nil
                 if let token, let marking {
                     marking.mark(token)
                     marked = token
                 }
+                for participant in participants { try participant.writeWillCommit(on: writer) }
                 return (result, token)
             }
+            for participant in participants { participant.writeDidEnd(on: writer, committed: true) }
+            return done
         } catch let error as SQLiteError {
-            recorder.discard()
-            if let marked { marking?.unmark(marked) }
+            rolledBack(marked, marking)
             throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
         } catch {
-            recorder.discard()
-            if let marked { marking?.unmark(marked) }
+            rolledBack(marked, marking)
             throw error
+        }
+    }
+
+    private func rolledBack(_ marked: Int64?, _ marking: LocalCommits?) {
+        recorder.discard()
+        if let marked { marking?.unmark(marked) }
+        if let writer { for participant in participants { participant.writeDidEnd(on: writer, committed: false) } }
+    }
+
+    /// Adds a participant to every later write transaction; `setUp` runs first on the writer,
+    /// outside any transaction.
+    func addParticipant(_ participant: WriteParticipant, setUp: (Connection) throws -> Void = { _ in }) throws {
+        try withWriter { db in
+            try setUp(db)
+            participants.append(participant)
         }
     }
 

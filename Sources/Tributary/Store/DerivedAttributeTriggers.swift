@@ -21,20 +21,25 @@ struct DerivedAttributeTriggers {
     var defaulted: Set<String> = []
 
     /// Replaces the store's derived-attribute triggers with those of `schema`
-    /// (after its tables and columns exist).
-    static func install(on db: Connection, schema: StoreSchema) throws {
+    /// (after its tables and columns exist). With `temporary`, the triggers are TEMP
+    /// triggers of `db` alone: the store's writer runs no stored trigger
+    /// (``Connection/disableMainTriggers()``), so it keeps its own copies.
+    static func install(on db: Connection, schema: StoreSchema, temporary: Bool = false) throws {
         var existing: [String] = []
-        let names = try db.makeStatement("SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, \(namePrefix.count)) = ?")
+        let master = temporary ? "sqlite_temp_master" : "sqlite_master"
+        let names = try db.makeStatement("SELECT name FROM \(master) WHERE type = 'trigger' AND substr(name, 1, \(namePrefix.count)) = ?")
         try names.bind([.string(namePrefix)])
         while try names.step() { existing.append(names.string(at: 0)) }
-        for name in existing { try db.execute("DROP TRIGGER \(quote(name))") }
+        for name in existing { try db.execute("DROP TRIGGER \(temporary ? "temp." : "")\(quote(name))") }
         var triggers = DerivedAttributeTriggers(schema: schema)
         for entity in schema.model.entities where entity.attributes.contains(where: \.isDerived) {
             let columns = try db.makeStatement("SELECT name FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL")
             try columns.bind([.string(entity.name)])
             while try columns.step() { triggers.defaulted.insert("\(entity.name).\(columns.string(at: 0))") }
         }
-        for sql in triggers.createStatements() { try db.execute(sql) }
+        for sql in triggers.createStatements() {
+            try db.execute(temporary ? "CREATE TEMP TRIGGER" + sql.dropFirst("CREATE TRIGGER".count) : sql)
+        }
     }
 
     /// The seconds since 1970 of SQLite's current time (fixed within one statement step).

@@ -33,7 +33,12 @@ public final class PersistentStore: Sendable {
     /// `added entity Comment`); empty when the model was the store's own.
     public let migrationChanges: [String]
 
-    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, isHistoryTracked: Bool, migrationChanges: [String] = []) {
+    /// Records other programs' writes in history (read-write stores with history).
+    let capture: ForeignCapture?
+
+    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, isHistoryTracked: Bool,
+                 capture: ForeignCapture?, migrationChanges: [String] = []) {
+        self.capture = capture
         self.identifier = identifier
         self.migrationChanges = migrationChanges
         self.description = description
@@ -137,9 +142,13 @@ public final class PersistentStore: Sendable {
                 }
                 : try database.write { db in
                     let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
+                    if Connection.canDisableMainTriggersOnly { try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model), temporary: true) }
                     return (id, model, changes, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking, place: place))
                 }
-            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, isHistoryTracked: tracked, migrationChanges: changes)
+            let captures = tracked && !description.isReadOnly && !inMemory && Connection.canDisableMainTriggersOnly
+            let capture = captures ? try ForeignCapture.enable(on: database, schema: StoreSchema(model: effectiveModel)) : nil
+            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, isHistoryTracked: tracked,
+                                        capture: capture, migrationChanges: changes)
             if tracked && !description.isReadOnly { try database.enableHistory(schema: store.schema) }
             return store
         } catch let error as TributaryError where error.location == nil {
@@ -149,6 +158,13 @@ public final class PersistentStore: Sendable {
             database.close()
             throw error
         }
+    }
+
+    /// Folds into history what other programs wrote since the last fold, so that a reader
+    /// of history sees every committed write; cheap when they wrote nothing.
+    func foldForeignWrites() throws {
+        guard let capture, try database.withWriter({ try capture.mayHavePending(on: $0) }) else { return }
+        try database.write { _ in }
     }
 
     /// Closes idle connections; the store is unusable afterwards.

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Installs and repairs the capture triggers of a store's tables, and keeps the list
+/// of captured tables (with the columns their log rows number) in
+/// `_tributary_capture_table`, so that rows logged before a migration are still read
+/// with the columns they were written with.
+enum CaptureInstaller {
+    /// What one installation found.
+    struct Outcome {
+        let tables: [CapturedTable]
+        /// Tables whose triggers had been dropped or changed by someone else and were put back.
+        let repaired: [String]
+    }
+
+    /// The captured tables as recorded (for folding rows logged under them).
+    static func recorded(on db: Connection) throws -> [CapturedTable] {
+        let statement = try db.makeStatement("SELECT id, name, kind, columns, uniques FROM \(CaptureLog.tables) ORDER BY id")
+        var tables: [CapturedTable] = []
+        while try statement.step() {
+            let kind: CapturedTable.Kind = statement.string(at: 2) == "join" ? .join : .entity
+            tables.append(CapturedTable(id: Int(statement.int64(at: 0)), name: statement.string(at: 1), kind: kind,
+                                        keyColumns: kind == .join ? ["src", "dst"] : ["_pk"],
+                                        columns: decode(statement.string(at: 3)) as [String]? ?? [],
+                                        uniqueConstraints: decode(statement.string(at: 4)) as [[String]]? ?? []))
+        }
+        return tables
+    }
+
+    /// Brings every table of `schema` under capture, keeping each known table's number,
+    /// and removes the triggers of tables no longer in it.
+    static func install(on db: Connection, schema: StoreSchema) throws -> Outcome {
+        let known = Dictionary(try recorded(on: db).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var next = (known.values.map(\.id).max() ?? 0) + 1
+        var tables: [CapturedTable] = []
+        var repaired: [String] = []
+        for table in CapturedTable.all(in: schema) {
+            let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
+            let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
+            let existing = try triggerSQL(of: id, on: db)
+            let wanted = CaptureTriggers(table: captured).statements
+            if existing != Set(wanted) {
+                if !existing.isEmpty && known[table.name] == captured { repaired.append(table.name) }
+                try dropTriggers(of: id, on: db)
+                for sql in wanted { try db.execute(sql) }
+            }
+            try db.execute("INSERT OR REPLACE INTO \(CaptureLog.tables) (id, name, kind, columns, uniques) VALUES (?, ?, ?, ?, ?)", [
+                .integer(Int64(id)), .string(table.name), .string(table.kind == .join ? "join" : "entity"),
+                .string(encode(table.columns)), .string(encode(table.uniqueConstraints)),
+            ])
+            tables.append(captured)
+        }
+        for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
+        return Outcome(tables: tables, repaired: repaired)
+    }
+
+    /// Removes every capture trigger (the table list and log stay, for history's sake).
+    static func uninstall(on db: Connection) throws {
+        for table in try recorded(on: db) { try dropTriggers(of: table.id, on: db) }
+    }
+
+    private static func triggerSQL(of id: Int, on db: Connection) throws -> Set<String> {
+        let statement = try db.makeStatement("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB ?")
+        try statement.bind([.string("\(CaptureLog.triggerPrefix)\(id)_*")])
+        var sql = Set<String>()
+        while try statement.step() { sql.insert(statement.string(at: 0)) }
+        return sql
+    }
+
+    private static func dropTriggers(of id: Int, on db: Connection) throws {
+        let statement = try db.makeStatement("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB ?")
+        try statement.bind([.string("\(CaptureLog.triggerPrefix)\(id)_*")])
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(at: 0)) }
+        for name in names { try db.execute("DROP TRIGGER \(quote(name))") }
+    }
+
+    private static func encode<T: Encodable>(_ value: T) -> String {
+        (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    private static func decode<T: Decodable>(_ text: String) -> T? {
+        try? JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+}

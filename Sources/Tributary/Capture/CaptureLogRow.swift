@@ -1,0 +1,27 @@
+/// One row of ``CaptureLog``, decoded.
+struct CaptureLogRow {
+    let seq: Int64
+    let table: Int
+    let column: Int
+    let op: CaptureLog.Op
+    let k0: AttributeValue
+    let k1: AttributeValue
+    /// `c0…`: an update's old value, a deleted or replaced row's columns.
+    let values: [AttributeValue]
+
+    /// The rows with `seq` in `(after, through]`, in order; a row of an unknown kind (written
+    /// by a newer Tributary, or damaged) is skipped.
+    static func read(on db: Connection, after: Int64, through: Int64) throws -> [CaptureLogRow] {
+        let statement = try db.makeStatement("SELECT * FROM \(CaptureLog.table) WHERE seq > ? AND seq <= ? ORDER BY seq")
+        try statement.bind([.integer(after), .integer(through)])
+        var rows: [CaptureLogRow] = []
+        while try statement.step() {
+            let (table, column, op) = CaptureLog.decode(statement.int64(at: 1))
+            guard let op, op != .sentinel else { continue }
+            rows.append(CaptureLogRow(seq: statement.int64(at: 0), table: table, column: column, op: op,
+                                      k0: statement.value(at: 2), k1: statement.value(at: 3),
+                                      values: (4..<statement.columnCount).map { statement.value(at: $0) }))
+        }
+        return rows
+    }
+}

@@ -1,0 +1,66 @@
+/// The triggers that log other programs' writes to one table into ``CaptureLog``.
+///
+/// They use plain SQL only (no application-defined function, no pragma function), so
+/// they run in any client (the `sqlite3` shell, Python) and under `trusted_schema=OFF`.
+/// Tributary's own connections do not run them (``Connection/disableMainTriggers()``):
+/// its pre-update hook records its writes already.
+///
+/// Per entity table: an insert logs the key only; each column has its own `AFTER
+/// UPDATE OF` trigger, guarded by `IS NOT` (so NULL transitions count and an update
+/// costs what its changed columns cost, whatever the table's width), logging the old
+/// value; a delete logs every column; a `BEFORE INSERT` trigger logs the rows an
+/// `INSERT OR REPLACE` would remove (same key, or same unique columns), since SQLite
+/// runs no delete trigger for them. Join tables log inserts and deletes of their pairs.
+struct CaptureTriggers {
+    let table: CapturedTable
+
+    /// Every trigger, as `CREATE TRIGGER` statements.
+    var statements: [String] {
+        switch table.kind {
+        case .entity: entityTriggers
+        case .join: joinTriggers
+        }
+    }
+
+    private var name: String { quote(table.name) }
+    private func trigger(_ suffix: String) -> String { quote("\(CaptureLog.triggerPrefix)\(table.id)_\(suffix)") }
+    private func code(_ op: CaptureLog.Op, column: Int = 0) -> Int64 { CaptureLog.code(table: table.id, column: column, op: op) }
+    private var log: String { CaptureLog.table }
+
+    private var entityTriggers: [String] {
+        let key = quote(table.keyColumns[0])
+        let values = table.columns.indices.map { "c\($0)" }
+        let columns = table.columns.map(quote)
+        var sql = [
+            "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN INSERT INTO \(log) (t, k0) VALUES (\(code(.insert)), NEW.\(key)); END",
+            "CREATE TRIGGER \(trigger("k")) AFTER UPDATE OF \(key) ON \(name) WHEN OLD.\(key) IS NOT NEW.\(key) BEGIN "
+                + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.keyChange)), NEW.\(key), OLD.\(key)); END",
+            "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN INSERT INTO \(log) (t, k0\(list(values))) "
+                + "VALUES (\(code(.delete)), OLD.\(key)\(list(columns.map { "OLD.\($0)" }))); END",
+        ]
+        for (j, column) in columns.enumerated() {
+            sql.append("CREATE TRIGGER \(trigger("u\(j)")) AFTER UPDATE OF \(column) ON \(name) WHEN OLD.\(column) IS NOT NEW.\(column) BEGIN "
+                       + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.update, column: j)), NEW.\(key), OLD.\(column)); END")
+        }
+        // The rows an INSERT OR REPLACE would delete: the one with the new key, and those
+        // with the new values of a unique constraint (NULLs never conflict).
+        let probe = "INSERT INTO \(log) (t, k0\(list(values))) SELECT \(code(.replaced)), \(key)\(list(columns)) FROM \(name) WHERE "
+        var probes = ["\(probe)\(key) = NEW.\(key);"]
+        for constraint in table.uniqueConstraints {
+            let match = constraint.map { "\(quote($0)) = NEW.\(quote($0))" }.joined(separator: " AND ")
+            probes.append("\(probe)\(match) AND \(key) IS NOT NEW.\(key);")
+        }
+        sql.append("CREATE TRIGGER \(trigger("r")) BEFORE INSERT ON \(name) BEGIN \(probes.joined(separator: " ")) END")
+        return sql
+    }
+
+    private var joinTriggers: [String] {
+        let (source, destination) = (quote(table.keyColumns[0]), quote(table.keyColumns[1]))
+        return [
+            "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN INSERT INTO \(log) (t, k0, k1) VALUES (\(code(.insert)), NEW.\(source), NEW.\(destination)); END",
+            "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN INSERT INTO \(log) (t, k0, k1) VALUES (\(code(.delete)), OLD.\(source), OLD.\(destination)); END",
+        ]
+    }
+
+    private func list(_ items: [String]) -> String { items.map { ", \($0)" }.joined() }
+}

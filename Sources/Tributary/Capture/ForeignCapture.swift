@@ -1,0 +1,224 @@
+import CSQLite
+import Foundation
+
+/// Records the writes of programs that do not use Tributary (the `sqlite3` shell,
+/// Python, any SQLite client) in the store's history, one history transaction per
+/// SQL transaction, in commit order with Tributary's own.
+///
+/// - Triggers (``CaptureTriggers``) log each row event of another program into
+///   ``CaptureLog``, in the same SQL transaction. Tributary's writer runs no
+///   main-schema trigger (``Connection/disableMainTriggers()``), so its own writes,
+///   recorded by the pre-update hook, neither pay for the triggers nor appear twice.
+/// - Where one transaction's log rows end is read from the write-ahead log: each commit
+///   frame ends a transaction, and the log b-tree's largest rowid as of that frame
+///   (``WALScanner``, ``LogMaximum``) is its last row. A read transaction held open
+///   (a pin, as Litestream holds one) keeps frames not yet folded from being
+///   checkpointed away and the log restarted.
+/// - Every write transaction of the store's writer first folds what other programs
+///   committed before it (``ForeignFold``), so tokens follow commit order; readers of
+///   history fold first too (``PersistentStore/foldForeignWrites()``).
+///
+/// When the boundaries are gone (no Tributary process held a pin while other programs
+/// wrote, checkpointed and restarted the log), the changes are still all recorded, in
+/// order, in transactions whose source says "foreign, boundaries unknown".
+// @unchecked Sendable: every method runs on the writer's thread under its lock
+// (``WriteParticipant``), or before the participant is registered.
+final class ForeignCapture: WriteParticipant, @unchecked Sendable {
+    /// Source rows of the history transactions the fold writes: process ID and name.
+    static let foreignSource: (Int32, String) = (-1, "foreign")
+    static let unknownBoundariesSource: (Int32, String) = (-2, "foreign, boundaries unknown")
+    /// A range whose boundaries are unknown is cut into transactions of at most this many rows.
+    static let unknownGroupSize: Int64 = 1_000
+    /// How long the pin may stay behind the writes before it is moved on.
+    static let pinInterval: TimeInterval = 0.05
+    /// The log size above which the pins are dropped for a checkpoint so that the log restarts.
+    static let restartSize: Int64 = 4 << 20
+
+    private(set) var tables: [CapturedTable] = []
+    private let schema: StoreSchema
+    private let pins: [Connection]
+    private var activePin: Int?
+    private var releasing: Int?
+    private var scanner = WALScanner()
+    /// Commits read from the log but not folded yet.
+    private var commits: [WALScanner.Commit] = []
+    private var lastDataVersion: Int64 = -1
+    /// Whether this process has held a pin without a gap since its last fold.
+    private var pinnedSinceFold = false
+    private var folded = false
+    private var lastPinMove = Date.distantPast
+    /// Tables whose triggers were found dropped or changed and put back, at the last open.
+    private(set) var repaired: [String] = []
+
+    private init(schema: StoreSchema, pins: [Connection]) {
+        self.schema = schema
+        self.pins = pins
+    }
+
+    /// Installs capture on the store's writer, folds what was logged before, and registers
+    /// it with every later write transaction.
+    static func enable(on database: StoreDatabase, schema: StoreSchema) throws -> ForeignCapture {
+        let options = ConnectionOptions(readOnly: false, create: false, busyTimeout: database.busyTimeout)
+        let capture = ForeignCapture(schema: schema, pins: try (0..<2).map { _ in try Connection(path: database.path, options: options) })
+        try database.addParticipant(capture) { db in
+            try db.transaction {
+                try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
+                capture.tables = try CaptureInstaller.recorded(on: db)
+                try capture.foldPending(on: db)
+                let outcome = try CaptureInstaller.install(on: db, schema: schema)
+                capture.tables = outcome.tables
+                capture.repaired = outcome.repaired
+                try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
+            }
+        }
+        return capture
+    }
+
+    /// Whether another connection committed since the writer last looked (`PRAGMA data_version`).
+    func mayHavePending(on db: Connection) throws -> Bool {
+        try db.scalar("PRAGMA data_version")?.integerValue != lastDataVersion
+    }
+
+    // MARK: WriteParticipant
+
+    func writeDidBegin(on db: Connection) throws {
+        let version = try db.scalar("PRAGMA data_version")?.integerValue ?? -1
+        guard version != lastDataVersion else { return }
+        try foldPending(on: db)
+        lastDataVersion = version
+    }
+
+    func writeWillCommit(on db: Connection) throws {
+        guard folded || activePin == nil || Date().timeIntervalSince(lastPinMove) >= Self.pinInterval else { return }
+        do {
+            try movePin(on: db)
+        } catch {
+            // The transaction must not fail for its pin: without one, a later fold that finds
+            // the log restarted records the changes between as of unknown boundaries.
+            for pin in pins where pin.isInTransaction { try? pin.execute("COMMIT") }
+            (activePin, releasing) = (nil, nil)
+            pinnedSinceFold = false
+        }
+    }
+
+    /// Takes a read transaction on the spare pin (it sees what was committed before this
+    /// transaction, all of it folded) and marks the old one for release after the commit;
+    /// first lets a checkpoint complete when the log has grown past ``restartSize``.
+    private func movePin(on db: Connection) throws {
+        var size: sqlite3_int64 = 0
+        if tributary_file_size(db.handle, 1, &size) == SQLITE_OK, size > Self.restartSize {
+            // Everything committed is folded and nothing can commit while this transaction
+            // holds the write lock: drop the pins so that a checkpoint can complete, and pin again.
+            for pin in pins where pin.isInTransaction { try pin.execute("COMMIT") }
+            activePin = nil
+            releasing = nil
+            _ = try pins[0].scalar("PRAGMA wal_checkpoint(PASSIVE)")
+        }
+        let next = activePin.map { ($0 + 1) % pins.count } ?? 0
+        if pins[next].isInTransaction { try pins[next].execute("COMMIT") }
+        try pins[next].execute("BEGIN")
+        _ = try pins[next].scalar("SELECT foldedSeq FROM \(CaptureLog.state)")
+        releasing = activePin
+        activePin = next
+        lastPinMove = Date()
+    }
+
+    func writeDidEnd(on db: Connection, committed: Bool) {
+        if let releasing, releasing != activePin, pins[releasing].isInTransaction { try? pins[releasing].execute("COMMIT") }
+        releasing = nil
+        if committed {
+            if folded { pinnedSinceFold = activePin != nil }
+        } else {
+            lastDataVersion = -1
+        }
+        folded = false
+    }
+
+    // MARK: Folding
+
+    /// Folds every log row other programs committed into history transactions, on the
+    /// writer inside its write transaction.
+    func foldPending(on db: Connection) throws {
+        let state = try CaptureState.read(on: db)
+        guard let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue, newest > state.foldedSeq else { return }
+        let groups = try boundaries(state: state, through: newest, on: db)
+        let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
+        let changes = try ForeignFold(tables: tables, schema: schema).changes(of: rows, in: groups, on: db)
+        for (group, changes) in zip(groups, changes) where !changes.isEmpty {
+            try Self.record(changes, exact: group.exact, on: db)
+        }
+        try db.execute("DELETE FROM \(CaptureLog.table) WHERE seq <= ?", [.integer(newest)])
+        try db.execute("INSERT INTO \(CaptureLog.table) (seq, t) VALUES (?, 0)", [.integer(newest)])
+        let salts = WALScanner.salts(walReader(db))
+        try CaptureState(salts: salts, walFrame: scanner.frame, foldedSeq: newest).write(on: db)
+        commits.removeAll { $0.maxSeq <= newest }
+        folded = true
+    }
+
+    /// The transactions in `(state.foldedSeq, newest]`: exact where the write-ahead log
+    /// still holds their commit frames, else cut blindly and marked unknown.
+    private func boundaries(state: CaptureState, through newest: Int64, on db: Connection) throws -> [ForeignFold.Group] {
+        var groups: [ForeignFold.Group] = []
+        var lower = state.foldedSeq
+        let read = walReader(db)
+        let header = WALScanner.salts(read)
+        let sameGeneration = header != nil && state.salts.map { $0 == header! } == true
+        if !sameGeneration && !pinnedSinceFold {
+            // The frames since the last fold may be gone: what the database file holds was
+            // committed before every frame still in the log, and its boundaries are lost.
+            let inFile = LogMaximum.largestRowID(root: try logRoot(on: db), page: try filePage(db)) ?? lower
+            groups += Self.blind(after: lower, through: min(inFile, newest))
+            lower = max(lower, min(inFile, newest))
+        }
+        let root = try logRoot(on: db)
+        let file = try filePage(db)
+        commits += scanner.scan(read) { page in LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) }) }
+        for commit in commits where commit.maxSeq > lower && lower < newest {
+            let through = min(commit.maxSeq, newest)
+            groups.append(ForeignFold.Group(after: lower, through: through, exact: true))
+            lower = through
+        }
+        return groups + Self.blind(after: lower, through: newest)
+    }
+
+    private static func blind(after: Int64, through: Int64) -> [ForeignFold.Group] {
+        stride(from: after, to: through, by: Int(unknownGroupSize)).map {
+            ForeignFold.Group(after: $0, through: min($0 + unknownGroupSize, through), exact: false)
+        }
+    }
+
+    private static func record(_ changes: [RecordedChange], exact: Bool, on db: Connection) throws {
+        var body = ByteWriter()
+        var names = NameTable()
+        var entities: [String] = []
+        for change in changes {
+            HistoryPayload.encodeChange(change, into: &body, names: &names)
+            if !entities.contains(change.entity) { entities.append(change.entity) }
+        }
+        let payload = try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names)
+        let (processID, processName) = exact ? foreignSource : unknownBoundariesSource
+        let source = try HistoryRecorder.sourceID(author: nil, contextName: nil, processID: processID, processName: processName, on: db)
+        _ = try HistoryRecorder.insertTransaction(payload: payload, count: changes.count, entities: entities, sourceID: source, timestamp: Date(), on: db)
+    }
+
+    // MARK: Pages
+
+    private func logRoot(on db: Connection) throws -> UInt32 {
+        UInt32(clamping: try db.scalar("SELECT rootpage FROM sqlite_master WHERE name = '\(CaptureLog.table)'")?.integerValue ?? 0)
+    }
+
+    private func walReader(_ db: Connection) -> WALScanner.Read {
+        { offset, count in Self.read(db, journal: true, offset: offset, count: count) }
+    }
+
+    private func filePage(_ db: Connection) throws -> (UInt32) -> [UInt8]? {
+        let size = Int(try db.scalar("PRAGMA page_size")?.integerValue ?? 4096)
+        return { number in number == 0 ? nil : Self.read(db, journal: false, offset: Int64(number - 1) * Int64(size), count: size) }
+    }
+
+    private static func read(_ db: Connection, journal: Bool, offset: Int64, count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let rc = bytes.withUnsafeMutableBytes { tributary_read_file(db.handle, journal ? 1 : 0, $0.baseAddress, Int32(count), offset) }
+        return rc == SQLITE_OK ? bytes : nil
+    }
+}

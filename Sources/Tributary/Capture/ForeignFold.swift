@@ -1,0 +1,143 @@
+/// Rebuilds the changes of other programs' transactions from the capture log's rows.
+///
+/// The log holds only what the rows no longer do (old values, deleted rows), so the
+/// fold starts from each touched row as it is now and walks the log backwards: before
+/// an insert the row was absent; before an update of a column it held the logged old
+/// value; before a delete it held the logged columns; before a key change it lived at
+/// the old key. That gives every touched object's state at each transaction's start
+/// and end, and the transaction's change to it is the difference: absent to present
+/// an insert with every value, present to absent a delete with every value (a
+/// tombstone), else an update of the columns that differ. Changes made and undone in
+/// one transaction net out, as Core Data coalesces them.
+struct ForeignFold {
+    /// A range of log rows, `(after, through]`, that one transaction wrote.
+    struct Group: Equatable {
+        let after: Int64
+        let through: Int64
+        /// Whether the range is one transaction exactly; false when the write-ahead log
+        /// that held the boundaries was reset before any Tributary process read it.
+        let exact: Bool
+    }
+
+    /// A row's identity in the walk: table, key (and a join row's second key).
+    struct RowKey: Hashable {
+        let table: Int
+        let key: AttributeValue
+        var second: AttributeValue = .null
+    }
+
+    let tables: [Int: CapturedTable]
+    let schema: StoreSchema
+    /// Join table name → (source entity, relationship, destination) seen from `src`, then from `dst`.
+    private let joins: [String: (source: (String, String, String), destination: (String, String, String))]
+
+    init(tables: [CapturedTable], schema: StoreSchema) {
+        self.tables = Dictionary(uniqueKeysWithValues: tables.map { ($0.id, $0) })
+        self.schema = schema
+        var joins: [String: (source: (String, String, String), destination: (String, String, String))] = [:]
+        for table in schema.tables.values {
+            for relationship in table.entity.relationships {
+                guard case .joinTable(let join, "src", _) = table.storage[relationship.name] else { continue }
+                joins[join] = ((table.name, relationship.name, relationship.destinationEntity),
+                               (relationship.destinationEntity, relationship.inverseName, table.name))
+            }
+        }
+        self.joins = joins
+    }
+
+    /// Each group's changes, in order (an empty list for a group that changed nothing).
+    func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> [[RecordedChange]] {
+        var walk = StateWalk(fold: self, db: db)
+        var byGroup = Array(repeating: [CaptureLogRow](), count: groups.count)
+        var g = 0
+        for row in rows {
+            while g < groups.count, row.seq > groups[g].through { g += 1 }
+            guard g < groups.count else { break }
+            byGroup[g].append(row)
+        }
+        var spans = Array(repeating: [(RowKey, start: [AttributeValue]?, end: [AttributeValue]?)](), count: groups.count)
+        for g in groups.indices.reversed() {
+            spans[g] = try walk.span(byGroup[g])
+        }
+        return spans.map { span in span.flatMap { key, start, end in change(key, from: start, to: end) }.coalesced() }
+    }
+
+    // MARK: Changes
+
+    private func change(_ key: RowKey, from start: [AttributeValue]?, to end: [AttributeValue]?) -> [RecordedChange] {
+        guard let table = tables[key.table] else { return [] }
+        switch table.kind {
+        case .entity:
+            return entityChange(table, key: key.key, from: start, to: end).map { [$0] } ?? []
+        case .join:
+            guard (start == nil) != (end == nil), let join = joins[table.name], let src = key.key.integerValue, let dst = key.second.integerValue else { return [] }
+            let added = end != nil
+            func membership(_ side: (String, String, String), _ object: Int64, _ other: Int64) -> RecordedChange {
+                let m = RecordedChange.Membership(destination: side.2, added: added ? [other] : [], removed: added ? [] : [other])
+                return RecordedChange(type: .update, entity: side.0, primaryKey: object, properties: [RecordedChange.Property(name: side.1, membership: m)])
+            }
+            return [membership(join.source, src, dst), membership(join.destination, dst, src)]
+        }
+    }
+
+    private func entityChange(_ table: CapturedTable, key: AttributeValue, from start: [AttributeValue]?, to end: [AttributeValue]?) -> RecordedChange? {
+        guard let entity = schema.tables[table.name], let primaryKey = key.integerValue else { return nil }
+        let type: PersistentHistoryChangeType
+        switch (start, end) {
+        case (nil, nil): return nil
+        case (nil, _): type = .insert
+        case (_, nil): type = .delete
+        default: type = .update
+        }
+        var properties: [RecordedChange.Property] = []
+        for (j, name) in table.columns.enumerated() {
+            let before = start.map { j < $0.count ? $0[j] : .null }
+            let after = end.map { j < $0.count ? $0[j] : .null }
+            if type == .update && before == after { continue }
+            var property = RecordedChange.Property(name: name)
+            if let attribute = entity.entity.attribute(named: name) {
+                if attribute.isExcludedFromHistory {
+                    property.excluded = true
+                } else {
+                    property.before = before.map { $0.coerced(to: attribute.type) ?? $0 }
+                    property.after = after.map { $0.coerced(to: attribute.type) ?? $0 }
+                }
+            } else if let relationship = entity.entity.relationship(named: name) {
+                func object(_ value: AttributeValue) -> AttributeValue {
+                    guard let key = value.integerValue else { return value }
+                    return .objectID(ObjectID(storeID: HistoryRecorder.placeholderStore, entityName: relationship.destinationEntity, primaryKey: key))
+                }
+                property.before = before.map(object)
+                property.after = after.map(object)
+            }
+            properties.append(property)
+        }
+        if type == .update && properties.isEmpty { return nil }
+        return RecordedChange(type: type, entity: table.name, primaryKey: primaryKey, properties: properties)
+    }
+}
+
+extension Array where Element == RecordedChange {
+    /// One change per object: memberships join the object's insert or update.
+    func coalesced() -> [RecordedChange] {
+        var result: [RecordedChange] = []
+        var index: [String: Int] = [:]
+        for change in self {
+            let id = "\(change.entity)/\(change.primaryKey)"
+            guard let i = index[id], result[i].type != .delete, change.type == .update else {
+                if change.type != .delete || index[id] == nil { index[id] = result.count }
+                result.append(change)
+                continue
+            }
+            for property in change.properties {
+                if let membership = property.membership, let p = result[i].properties.firstIndex(where: { $0.name == property.name && $0.membership != nil }) {
+                    result[i].properties[p].membership?.added += membership.added
+                    result[i].properties[p].membership?.removed += membership.removed
+                } else {
+                    result[i].properties.append(property)
+                }
+            }
+        }
+        return result
+    }
+}

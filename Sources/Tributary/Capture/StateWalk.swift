@@ -1,0 +1,99 @@
+/// The backward walk of ``ForeignFold``: each touched row's state (its captured
+/// columns, or nil when absent), from the rows as they are now back to the start of
+/// the oldest transaction folded, one transaction at a time.
+struct StateWalk {
+    typealias RowKey = ForeignFold.RowKey
+
+    let fold: ForeignFold
+    let db: Connection
+    /// The states known so far at the walk's current point (nil inside: absent).
+    private var states: [RowKey: [AttributeValue]?] = [:]
+    /// New key → old key of a key change, for the same statement's column updates the
+    /// walk meets after it (SQLite fires the triggers of one update in no set order).
+    private var moved: [RowKey: RowKey] = [:]
+
+    init(fold: ForeignFold, db: Connection) {
+        self.fold = fold
+        self.db = db
+    }
+
+    /// Walks back over one transaction's rows: each row it touched, in order of first
+    /// touch, with its state at the transaction's start and end.
+    mutating func span(_ rows: [CaptureLogRow]) throws -> [(RowKey, start: [AttributeValue]?, end: [AttributeValue]?)] {
+        var order: [RowKey] = []
+        var seen = Set<RowKey>()
+        for row in rows { for key in keys(of: row) where seen.insert(key).inserted { order.append(key) } }
+        var ends: [RowKey: [AttributeValue]?] = [:]
+        for row in rows.reversed() {
+            for key in keys(of: row) where ends.index(forKey: key) == nil { ends[key] = .some(try state(key)) }
+            try apply(row)
+        }
+        return try order.map { key in (key, try state(key), ends[key] ?? nil) }
+    }
+
+    private func keys(of row: CaptureLogRow) -> [RowKey] {
+        guard let table = fold.tables[row.table] else { return [] }
+        if table.kind == .join { return [RowKey(table: row.table, key: row.k0, second: row.k1)] }
+        let key = RowKey(table: row.table, key: row.k0)
+        if row.op == .keyChange, let old = row.values.first { return [key, RowKey(table: row.table, key: old)] }
+        return [key]
+    }
+
+    /// Steps back over one row: the state before it.
+    private mutating func apply(_ row: CaptureLogRow) throws {
+        guard let table = fold.tables[row.table] else { return }
+        let key = keys(of: row)[0]
+        let width = table.columns.count
+        let logged = Array(row.values.prefix(width)) + Array(repeating: AttributeValue.null, count: max(0, width - row.values.count))
+        switch row.op {
+        case .sentinel:
+            return
+        case .insert:
+            set(key, nil)
+        case .update:
+            var target = key
+            if try state(key) == nil, let old = moved[key] { target = old }
+            var values = try state(target) ?? Array(repeating: .null, count: width)
+            if row.column < values.count, let old = row.values.first { values[row.column] = old }
+            set(target, values)
+        case .keyChange:
+            guard let oldKey = row.values.first else { return }
+            let old = RowKey(table: row.table, key: oldKey)
+            set(old, try state(key) ?? Array(repeating: .null, count: width))
+            set(key, nil)
+            moved[key] = old
+        case .delete:
+            set(key, table.kind == .join ? [] : logged)
+        case .replaced:
+            // Logged before an insert: the row went only if it is absent right after.
+            if try state(key) == nil { set(key, logged) }
+        }
+    }
+
+    private mutating func set(_ key: RowKey, _ values: [AttributeValue]?) {
+        states[key] = .some(values)
+    }
+
+    /// The row's state at the walk's point, read from the table the first time.
+    private mutating func state(_ key: RowKey) throws -> [AttributeValue]? {
+        if let known = states[key] { return known }
+        guard let table = fold.tables[key.table] else { return nil }
+        let statement: Statement
+        switch table.kind {
+        case .entity:
+            let columns = table.columns.isEmpty ? "1" : table.columns.map(quote).joined(separator: ", ")
+            statement = try db.cachedStatement("SELECT \(columns) FROM \(quote(table.name)) WHERE \(quote(table.keyColumns[0])) = ?")
+            try statement.bind([key.key])
+        case .join:
+            statement = try db.cachedStatement("SELECT 1 FROM \(quote(table.name)) WHERE \"src\" = ? AND \"dst\" = ?")
+            try statement.bind([key.key, key.second])
+        }
+        defer { statement.reset() }
+        var values: [AttributeValue]?
+        if try statement.step() {
+            values = table.kind == .join || table.columns.isEmpty ? [] : (0..<table.columns.count).map { statement.value(at: $0) }
+        }
+        states[key] = .some(values)
+        return values
+    }
+}

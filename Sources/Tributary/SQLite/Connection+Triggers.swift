@@ -1,0 +1,16 @@
+import CSQLite
+
+extension Connection {
+    /// Whether this SQLite runs TEMP triggers on a connection whose main-schema triggers are
+    /// off (``disableMainTriggers()``): since 3.35.
+    static var canDisableMainTriggersOnly: Bool { sqlite3_libversion_number() >= 3_035_000 }
+
+    /// Stops the triggers stored in the database from running on this connection; TEMP
+    /// triggers still run (`SQLITE_DBCONFIG_ENABLE_TRIGGER`). A store's writer does this so
+    /// that the triggers other programs' writes fire are not paid for by its own writes.
+    func disableMainTriggers() throws {
+        guard Self.canDisableMainTriggersOnly, tributary_set_triggers_enabled(handle, 0) == 0 else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "this SQLite (\(String(cString: sqlite3_libversion()))) cannot turn off stored triggers alone; 3.35 or newer is needed")
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+@testable import Tributary
+
+/// Writes by programs that do not use Tributary (the `sqlite3` shell, Python) appear in
+/// history: one history transaction per SQL transaction, with before and after values,
+/// in commit order with Tributary's own.
+@Suite struct ForeignCaptureTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("blog.sqlite") }
+
+    func open() throws -> PersistentStoreCoordinator {
+        let description = PersistentStoreDescription(url: path)
+        description.persistentHistoryTracking = true
+        return try Fixtures.blogCoordinator(description)
+    }
+
+    func history(_ coordinator: PersistentStoreCoordinator, after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
+        try coordinator.fetchHistory(.fetchHistory(after: token))
+    }
+
+    func change(_ transaction: PersistentHistoryTransaction, _ entity: String, _ type: PersistentHistoryChangeType) -> PersistentHistoryChange? {
+        transaction.changes.first { $0.entityName == entity && $0.changeType == type }
+    }
+
+    func value(_ change: PersistentHistoryChange?, _ name: String) -> (before: AttributeValue?, after: AttributeValue?)? {
+        change?.properties.first { $0.name == name }.map { ($0.before, $0.after) }
+    }
+
+    @Test func aShellTransactionIsOneHistoryTransactionWithItsValues() throws {
+        let coordinator = try open()
+        try Fixtures.seedBlog(coordinator, posts: 2)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, """
+            BEGIN;
+            INSERT INTO Tag (name) VALUES ('rust');
+            UPDATE Tag SET color = 'red' WHERE name = 'rust';
+            UPDATE Tag SET color = NULL WHERE name = 'swift';
+            DELETE FROM Post WHERE externalID = 'ext-1';
+            COMMIT;
+            """)
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.count == 1)
+        let transaction = try #require(transactions.first)
+        #expect(transaction.author == nil && transaction.contextName == nil)
+        #expect(transaction.processName == "foreign" && transaction.processID == -1)
+        let inserted = change(transaction, "Tag", .insert)
+        #expect(value(inserted, "name")?.after == .string("rust"))
+        #expect(value(inserted, "color")?.after == .string("red"), "an insert carries the values at commit")
+        let updated = change(transaction, "Tag", .update)
+        #expect(value(updated, "color")?.before == .string("gray"))
+        #expect(value(updated, "color")?.after == .null, "a value to NULL counts")
+        #expect(updated?.properties.map(\.name) == ["color"], "only the changed column: \(String(describing: updated?.properties.map(\.name)))")
+        let deleted = change(transaction, "Post", .delete)
+        #expect(value(deleted, "title")?.before == .string("Post 1"), "a delete keeps a tombstone")
+    }
+
+    @Test func shellStatementsOutsideATransactionAreOneTransactionEach() throws {
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, """
+            INSERT INTO Tag (name) VALUES ('a');
+            INSERT INTO Tag (name) VALUES ('b');
+            UPDATE Tag SET color = 'blue';
+            """)
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.map(\.changes.count) == [1, 1, 2])
+        #expect(transactions.map { $0.changes.first?.changeType } == [.insert, .insert, .update])
+    }
+
+    @Test func pythonCommitsAreTransactionsAndRollbacksLeaveNothing() throws {
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.python(path, """
+            db.executemany("INSERT INTO Tag (name) VALUES (?)", [("t%d" % i,) for i in range(50)])
+            db.commit()
+            db.execute("INSERT INTO Tag (name) VALUES ('gone')")
+            db.rollback()
+            db.execute("UPDATE Tag SET color = 'x' WHERE name < 't2'")
+            db.commit()
+            """)
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.map(\.changes.count) == [50, 12])
+        #expect(!transactions.flatMap(\.changes).contains { value($0, "name")?.after == .string("gone") })
+    }
+
+    @Test func tributaryWritesAreRecordedOnceAndLogNothing() throws {
+        let coordinator = try open()
+        try Fixtures.seedBlog(coordinator, posts: 5)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let tag = try context.fetch(FetchRequest(entityName: "Tag")).first!
+            try tag.setValue(.string("green"), forKey: "color")
+            try context.save()
+        }
+        let db = coordinator.persistentStores[0].database
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM _tributary_capture_log WHERE t != 0")?.integerValue } == 0)
+        let all = try history(coordinator, after: nil)
+        #expect(all.count == 3)
+        #expect(all.allSatisfy { $0.processID != -1 })
+    }
+
+    @Test func tokensFollowCommitOrderAcrossWriters() throws {
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        for i in 0..<4 {
+            try ForeignWriter.shell(path, "INSERT INTO Tag (name) VALUES ('shell\(i)');")
+            var request = BatchInsertRequest(entityName: "Tag", objects: [["name": .string("own\(i)")]])
+            request.resultType = .count
+            try coordinator.execute(request)
+        }
+        let names = try history(coordinator, after: start).map { value($0.changes.first, "name")?.after }
+        #expect(names == (0..<4).flatMap { [AttributeValue.string("shell\($0)"), .string("own\($0)")] })
+    }
+
+    @Test func replaceUpsertAndIgnoreAreRecordedAsWhatHappened() throws {
+        let coordinator = try open()
+        try Fixtures.seedBlog(coordinator, posts: 0)
+        var start = try coordinator.currentPersistentHistoryToken()
+        // REPLACE on the unique name: the old row goes (no DELETE trigger fires for it) and a new one comes.
+        try ForeignWriter.shell(path, "INSERT OR REPLACE INTO Tag (_pk, name, color) VALUES (100, 'swift', 'orange');")
+        var transaction = try #require(try history(coordinator, after: start).first)
+        #expect(value(change(transaction, "Tag", .delete), "name")?.before == .string("swift"))
+        #expect(value(change(transaction, "Tag", .insert), "color")?.after == .string("orange"))
+        start = transaction.token
+        // An upsert's update branch is an update; INSERT OR IGNORE of a conflict is nothing.
+        try ForeignWriter.shell(path, """
+            INSERT INTO Tag (name, color) VALUES ('swift', 'black') ON CONFLICT(name) DO UPDATE SET color = excluded.color;
+            INSERT OR IGNORE INTO Tag (name) VALUES ('swift');
+            """)
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.count == 1)
+        transaction = try #require(transactions.first)
+        #expect(transaction.changes.map(\.changeType) == [.update])
+        #expect(value(transaction.changes.first, "color")?.before == .string("orange"))
+        #expect(value(transaction.changes.first, "color")?.after == .string("black"))
+    }
+
+    @Test func aKeyChangeIsADeleteAndAnInsertAndEmptyValuesAndBlobsKeepTheirKind() throws {
+        let coordinator = try open()
+        try Fixtures.seedBlog(coordinator, posts: 1)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, """
+            INSERT INTO ImageData (_pk, width, bytes) VALUES (7, 0, x'');
+            UPDATE Tag SET _pk = 900, color = '' WHERE name = 'linux';
+            """)
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.count == 2)
+        let image = try #require(transactions.first?.changes.first)
+        #expect(image.changedObjectID.primaryKey == 7)
+        #expect(value(image, "width")?.after == .integer(0))
+        #expect(image.properties.first { $0.name == "bytes" }?.isValueExcluded == true)
+        let moved = try #require(transactions.last)
+        #expect(Set(moved.changes.map(\.changeType)) == [.insert, .delete])
+        #expect(change(moved, "Tag", .insert)?.changedObjectID.primaryKey == 900)
+        #expect(value(change(moved, "Tag", .insert), "color")?.after == .string(""))
+        #expect(value(change(moved, "Tag", .delete), "color")?.before == .string("gray"))
+    }
+
+    @Test func linksWrittenThroughAJoinTableAreMembershipChangesOnBothSides() throws {
+        let coordinator = try open()
+        let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 2)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO _Post_tags (src, dst) VALUES (\(posts[1].primaryKey), \(tags[0].primaryKey));")
+        let transaction = try #require(try history(coordinator, after: start).first)
+        let post = transaction.changes.first(where: { $0.entityName == "Post" })
+        #expect(post?.properties.first(where: { $0.name == "tags" })?.added.map(\.primaryKey) == [tags[0].primaryKey])
+        let tag = transaction.changes.first(where: { change in change.entityName == "Tag" && change.properties.contains { $0.isMembershipChange } })
+        #expect(tag?.properties.first(where: { $0.name == "posts" })?.added.map(\.primaryKey) == [posts[1].primaryKey])
+        #expect(tag?.properties.contains { $0.name == "postCount" } == true, "the derived count the store's own trigger updated is part of it")
+    }
+
+    @Test func writesWorkUnderTrustedSchemaOff() throws {
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "PRAGMA trusted_schema = OFF; INSERT INTO Tag (name) VALUES ('safe');")
+        try ForeignWriter.python(path, "db.execute('PRAGMA trusted_schema = OFF')\ndb.execute(\"INSERT INTO Tag (name) VALUES ('py')\")\ndb.commit()")
+        #expect(try history(coordinator, after: start).count == 2)
+    }
+
+    @Test func aKilledForeignTransactionLeavesNothing() throws {
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        let writer = try ForeignWriter.startPython(path, """
+            db.execute("INSERT INTO Tag (name) VALUES ('half')")
+            print("written", flush=True)
+            import time
+            time.sleep(60)
+            """)
+        let pipe = writer.standardOutput as! Pipe
+        _ = pipe.fileHandleForReading.availableData
+        kill(writer.processIdentifier, SIGKILL)
+        writer.waitUntilExit()
+        try ForeignWriter.shell(path, "INSERT INTO Tag (name) VALUES ('whole');")
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.map { value($0.changes.first, "name")?.after } == [.string("whole")])
+    }
+
+    @Test func changesWrittenWhileNoTributaryRanAreAllKeptAndUnknownBoundariesSaidSo() throws {
+        var start: PersistentHistoryToken
+        do {
+            let coordinator = try open()
+            start = try coordinator.currentPersistentHistoryToken()
+        }
+        // The writer stays open: closing the last connection would checkpoint the log and delete it.
+        let writer = try ForeignWriter.startPython(path, """
+            for i in range(5):
+                db.execute("INSERT INTO Tag (name) VALUES (?)", ("early%d" % i,))
+                db.commit()
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for i in range(3):
+                db.execute("INSERT INTO Tag (name) VALUES (?)", ("late%d" % i,))
+                db.commit()
+            print("written", flush=True)
+            import time
+            time.sleep(60)
+            """)
+        defer { kill(writer.processIdentifier, SIGKILL); writer.waitUntilExit() }
+        _ = (writer.standardOutput as! Pipe).fileHandleForReading.availableData
+        let coordinator = try open()
+        let transactions = try history(coordinator, after: start)
+        let names = transactions.flatMap { $0.changes.map { value($0, "name")?.after } }
+        #expect(names == (0..<5).map { AttributeValue.string("early\($0)") } + (0..<3).map { .string("late\($0)") }, "every change, in order")
+        #expect(transactions.first?.processName == "foreign, boundaries unknown")
+        #expect(transactions.suffix(3).allSatisfy { $0.processName == "foreign" && $0.changes.count == 1 }, "the commits still in the log keep their boundaries: \(transactions.map { ($0.processName, $0.changes.count) })")
+    }
+}
+
+extension ForeignCaptureTests {
+    @Test func manyOwnTransactionsKeepTheLogBounded() throws {
+        let coordinator = try open()
+        for i in 0..<200 {
+            var request = BatchInsertRequest(entityName: "Tag", objects: (0..<100).map { ["name": .string("t\(i)-\($0)"), "color": .string(String(repeating: "x", count: 200))] })
+            request.resultType = .count
+            do { try coordinator.execute(request) } catch { Issue.record("transaction \(i): \(error) \((error as? TributaryError)?.message ?? "")"); return }
+        }
+        let size = (try FileManager.default.attributesOfItem(atPath: path.path + "-wal")[.size] as? Int) ?? 0
+        #expect(size < 16 << 20)
+    }
+}
