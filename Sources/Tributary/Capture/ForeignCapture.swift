@@ -71,6 +71,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
             }
         }
+        // Both pins open their files now, not at their first use: the process's descriptors
+        // stay the same from here on.
+        for pin in capture.pins { _ = try pin.scalar("SELECT foldedSeq FROM \(CaptureLog.state)") }
         return capture
     }
 
