@@ -43,6 +43,8 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// Commits read from the log but not folded yet.
     private var commits: [WALScanner.Commit] = []
     private var lastDataVersion: Int64 = -1
+    /// The data version at which ``hasPending(on:)`` last found nothing to fold.
+    private var checkedVersion: Int64 = -1
     /// Whether this process has held a pin without a gap since its last fold.
     private var pinnedSinceFold = false
     private var folded = false
@@ -77,9 +79,16 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         return capture
     }
 
-    /// Whether another connection committed since the writer last looked (`PRAGMA data_version`).
-    func mayHavePending(on db: Connection) throws -> Bool {
-        try db.scalar("PRAGMA data_version")?.integerValue != lastDataVersion
+    /// Whether other programs committed log rows not folded yet: read outside any
+    /// transaction, so that a reader of history takes the write lock only when there is
+    /// something to fold, not after every commit of another Tributary process.
+    func hasPending(on db: Connection) throws -> Bool {
+        let version = try db.scalar("PRAGMA data_version")?.integerValue ?? -1
+        guard version != lastDataVersion, version != checkedVersion else { return false }
+        let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
+        let folded = try db.scalar("SELECT foldedSeq FROM \(CaptureLog.state)")?.integerValue ?? 0
+        if newest <= folded { checkedVersion = version }
+        return newest > folded
     }
 
     // MARK: WriteParticipant

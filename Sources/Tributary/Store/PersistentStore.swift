@@ -163,7 +163,7 @@ public final class PersistentStore: Sendable {
     /// Folds into history what other programs wrote since the last fold, so that a reader
     /// of history sees every committed write; cheap when they wrote nothing.
     func foldForeignWrites() throws {
-        guard let capture, try database.withWriter({ try capture.mayHavePending(on: $0) }) else { return }
+        guard let capture, try database.withWriter({ try capture.hasPending(on: $0) }) else { return }
         try database.write { _ in }
     }
 
