@@ -6,7 +6,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= $(CURDIR)/demo-output
 
-.PHONY: bootstrap build demo test bench docs clean fuzz fuzz-build fuzz-smoke
+.PHONY: bootstrap build demo test soak bench docs clean fuzz fuzz-build fuzz-smoke
 
 bootstrap:
 	@./scripts/bootstrap
@@ -25,6 +25,14 @@ test: bootstrap
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ContextConcurrencyTests
 	# The DocC catalogs build without a warning.
 	$(MAKE) docs
+
+# The soak with faults (Tests/TributaryPipelineTests/SoakTests.swift) for SOAK_SECONDS; make test
+# runs it for 60 s.
+SOAK_SECONDS ?= 600
+
+soak: bootstrap
+	$(SWIFT) build --build-tests
+	TRIBUTARY_SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test --skip-build --filter SoakTests
 
 bench: bootstrap
 	# The import benchmarks run the release CLI, built beside the benchmarks.

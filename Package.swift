@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "TributaryPipeline", targets: ["TributaryPipeline"]),
         // Real servers on loopback for tests and benchmarks (nats-server, redis-server, postgres).
         .library(name: "TributaryTestSupport", targets: ["TributaryTestSupport"]),
+        // The fuzz harnesses' bodies: the harnesses in Fuzz/ and the seed-corpus tests call them.
+        .library(name: "TributaryFuzzTargets", targets: ["TributaryFuzzTargets"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
     dependencies: [
@@ -76,6 +78,7 @@ let package = Package(
             ]
         ),
         .target(name: "TributaryTestSupport"),
+        .target(name: "TributaryFuzzTargets", dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline"]),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
@@ -93,6 +96,8 @@ let package = Package(
         .executableTarget(name: "blog-viewer", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/blog-viewer", exclude: ["README.md"]),
         .executableTarget(name: "audit-tail", dependencies: ["BlogExampleSupport", "Tributary"], path: "examples/audit-tail", exclude: ["README.md"]),
         .executableTarget(name: "search-indexer", dependencies: ["BlogExampleSupport", "Tributary", "TributaryPipeline"], path: "examples/search-indexer", exclude: ["README.md"]),
+        // The soak test's context writer (Tests/TributaryPipelineTests/SoakTests.swift): a process it can SIGKILL.
+        .executableTarget(name: "soak-writer", dependencies: ["Tributary"], path: "Tests/SoakWriter"),
         .testTarget(
             name: "TributaryTests",
             dependencies: ["Tributary", "CSQLite", "TributaryTestSupport", .product(name: "Logging", package: "swift-log")]
@@ -107,6 +112,10 @@ let package = Package(
                 "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI", "TributaryTestSupport",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
+        ),
+        .testTarget(
+            name: "TributaryFuzzTargetsTests",
+            dependencies: ["TributaryFuzzTargets"]
         ),
         .testTarget(
             name: "TributaryCLITests",

@@ -4,16 +4,15 @@
 // (or `make fuzz-smoke` for a few seconds each); see README.md.
 import PackageDescription
 
-/// One harness: a single file exporting `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`.
-func harness(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+/// One harness: a single file exporting `LLVMFuzzerTestOneInput` that calls its `FuzzTarget`
+/// (Sources/TributaryFuzzTargets in the root package); libFuzzer supplies `main`.
+func harness(_ name: String) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["FuzzSupport", .product(name: "Tributary", package: "Tributary")] + dependencies,
+        dependencies: [.product(name: "TributaryFuzzTargets", package: "Tributary")],
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     )
 }
-
-let streams: Target.Dependency = .product(name: "TributaryStreams", package: "Tributary")
 
 let package = Package(
     name: "TributaryFuzz",
@@ -22,15 +21,14 @@ let package = Package(
         .package(name: "Tributary", path: ".."),
     ],
     targets: [
-        .target(name: "FuzzSupport", dependencies: [.product(name: "Tributary", package: "Tributary")]),
-        harness("fuzz-predicate", []),
-        harness("fuzz-model-yaml", []),
-        harness("fuzz-ndjson", []),
-        harness("fuzz-parsers", [streams]),
-        harness("fuzz-history-payload", []),
-        harness("fuzz-segment", [streams]),
-        harness("fuzz-manifest", [streams]),
-        harness("fuzz-pipeline-file", [streams, .product(name: "TributaryPipeline", package: "Tributary")]),
+        harness("fuzz-predicate"),
+        harness("fuzz-model-yaml"),
+        harness("fuzz-ndjson"),
+        harness("fuzz-parsers"),
+        harness("fuzz-history-payload"),
+        harness("fuzz-segment"),
+        harness("fuzz-manifest"),
+        harness("fuzz-pipeline-file"),
     ],
     swiftLanguageModes: [.v6]
 )

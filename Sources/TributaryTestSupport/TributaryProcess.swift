@@ -28,17 +28,24 @@ public enum TributaryProcess {
         public let stdout: String
         /// Standard error.
         public let stderr: String
+        /// A result (for runs made another way, such as under another user).
+        public init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
         /// Standard output's lines.
         public var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
         /// Standard error's lines.
         public var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
     }
 
-    /// Starts the executable with output going to the file `output` (so a killed child leaves
-    /// no pipe behind); the environment adds to this process's.
-    public static func start(_ arguments: [String], environment: [String: String], output: URL) throws -> Process {
+    /// Starts the executable (or `executable`, such as another product built beside it) with
+    /// output going to the file `output` (so a killed child leaves no pipe behind); the
+    /// environment adds to this process's.
+    public static func start(_ arguments: [String], environment: [String: String], output: URL, executable: URL? = nil) throws -> Process {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = arguments
         process.environment = merged(environment)
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)

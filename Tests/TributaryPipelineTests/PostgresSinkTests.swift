@@ -33,12 +33,13 @@ enum PostgresMirror {
         return lines.sorted()
     }
 
-    /// The store's rows of `entities`, rendered as ``rows(_:schema:model:entities:tables:)`` renders the mirror's.
-    static func storeRows(_ coordinator: PersistentStoreCoordinator, entities: [String]) throws -> [String] {
+    /// The store's rows of `entities`, rendered as ``rows(_:schema:model:entities:tables:)`` renders the mirror's,
+    /// without the attributes named in `omitting`.
+    static func storeRows(_ coordinator: PersistentStoreCoordinator, entities: [String], omitting: Set<String> = []) throws -> [String] {
         var lines: [String] = []
         try coordinator.enumerateSnapshot(entities: entities, begin: { _ in }) { object in
             var fields = [object.objectID.entityName, String(object.objectID.primaryKey)]
-            for property in object.properties where !property.isValueExcluded && !property.isMembershipChange {
+            for property in object.properties where !property.isValueExcluded && !property.isMembershipChange && !omitting.contains(property.name) {
                 fields.append(render(property.after ?? .null))
             }
             lines.append(fields.joined(separator: "|"))

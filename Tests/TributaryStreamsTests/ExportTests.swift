@@ -10,12 +10,9 @@ import Tributary
     static func positions(_ stream: URL) throws -> [StreamPosition] {
         let manifest = try #require(try StreamManifest.load(from: stream))
         var positions: [StreamPosition] = []
-        let decoder = try ZstdFrameDecoder()
-        for segment in manifest.segments {
-            try SegmentReader(directory: stream, segment: segment, format: manifest.format, decoder: decoder).forEachRecord { _, position in
-                positions.append(position)
-                return true
-            }
+        try manifest.forEachRecord(in: stream) { _, position in
+            positions.append(position)
+            return true
         }
         return positions
     }

@@ -1,10 +1,9 @@
-@_spi(Fuzzing) import Tributary
-import FuzzSupport
+import TributaryFuzzTargets
 
-/// Decodes the input as a stored history payload (a marker byte, then raw or zstd-compressed
-/// changes), as a damaged store would hand it to the history readers.
+/// libFuzzer's entry point for `fuzz-history-payload`: the body is `FuzzTarget.historyPayload` (Sources/TributaryFuzzTargets),
+/// which the normal test suite also runs over this harness's committed seeds.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func historyPayloadFuzzer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    _ = try? HistoryPayloadFuzzing.decode(FuzzInput(data, size).array)
+    FuzzTarget.historyPayload.run(FuzzInput(data, size))
     return 0
 }

@@ -1,14 +1,9 @@
-import Foundation
-import FuzzSupport
-import TributaryStreams
+import TributaryFuzzTargets
 
-/// Loads the input as a stream directory's manifest.json, and writes back what loads.
+/// libFuzzer's entry point for `fuzz-manifest`: the body is `FuzzTarget.manifest` (Sources/TributaryFuzzTargets),
+/// which the normal test suite also runs over this harness's committed seeds.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func manifestFuzzer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    let directory = FuzzStore.scratchDirectory
-    guard FileManager.default.createFile(atPath: directory.appendingPathComponent(StreamManifest.fileName).path, contents: Data(FuzzInput(data, size).bytes)) else { return 0 }
-    guard let manifest = try? StreamManifest.load(from: directory) else { return 0 }
-    _ = manifest.last
-    _ = try? manifest.encoded()
+    FuzzTarget.manifest.run(FuzzInput(data, size))
     return 0
 }

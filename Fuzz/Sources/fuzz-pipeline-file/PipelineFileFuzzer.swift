@@ -1,9 +1,9 @@
-import FuzzSupport
-import TributaryPipeline
+import TributaryFuzzTargets
 
-/// Reads the input as a pipeline file, with one environment variable for `${NAME}`.
+/// libFuzzer's entry point for `fuzz-pipeline-file`: the body is `FuzzTarget.pipelineFile` (Sources/TributaryFuzzTargets),
+/// which the normal test suite also runs over this harness's committed seeds.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func pipelineFileFuzzer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    _ = try? PipelineFile(yaml: FuzzInput(data, size).text, path: "fuzz.yml", environment: ["TOKEN": "secret", "EMPTY": ""])
+    FuzzTarget.pipelineFile.run(FuzzInput(data, size))
     return 0
 }

@@ -17,10 +17,12 @@ extension StoreDatabase {
         case SQLiteError.full:
             return TributaryError(.io, "the disk is full; nothing was written", location: path, hint: "free space on its file system and run the command again")
         case SQLiteError.cantOpen, SQLiteError.ioError:
-            return fileProblem(path) ?? TributaryError(.io, "cannot read or write the store (SQLite: \(error.message))", location: path,
-                                                       hint: "check that the file and its directory exist and that this user can write them")
+            return fileProblem(path) ?? unwritableDirectory(path)
+                ?? TributaryError(.io, "cannot read or write the store (SQLite: \(error.message))", location: path,
+                                  hint: "check that the file and its directory exist and that this user can write them")
         case SQLiteError.readOnly:
-            if fileProblem(path)?.message.contains("read-only file system") == true { return fileProblem(path)! }
+            if let problem = fileProblem(path), problem.code == .readOnly { return problem }
+            if access(path, W_OK) == 0, let problem = unwritableDirectory(path) { return problem }
             return TributaryError(.readOnly, "the store's file is read-only", location: path, hint: "check the file's permissions")
         default:
             if error.message.hasPrefix("Expression tree is too large") || error.message.hasPrefix("parser stack overflow") {
@@ -33,6 +35,17 @@ extension StoreDatabase {
             }
             return error
         }
+    }
+
+    /// A directory this user cannot write, where SQLite makes a new store and a store's
+    /// `-wal` and `-shm` files (so even a writable store cannot be written there); nil when
+    /// it can write it.
+    static func unwritableDirectory(_ path: String) -> TributaryError? {
+        guard !path.hasPrefix("file:") else { return nil }
+        let directory = (path as NSString).deletingLastPathComponent
+        guard access(directory.isEmpty ? "." : directory, W_OK) != 0, errno == EACCES else { return nil }
+        return TributaryError(.readOnly, "this user cannot write the store's directory, where SQLite keeps the store's -wal and -shm files", location: path,
+                              hint: "give this user write access to \(directory.isEmpty ? "the current directory" : directory), or copy the store to a writable directory")
     }
 
     /// Why the file at `path` cannot be opened, when its kind or file system says so: an

@@ -5,6 +5,7 @@ public struct FuzzInput {
     /// The raw bytes.
     public let bytes: UnsafeBufferPointer<UInt8>
 
+    /// The `size` bytes at `data`, as `LLVMFuzzerTestOneInput` receives them.
     public init(_ data: UnsafePointer<UInt8>?, _ size: Int) {
         bytes = UnsafeBufferPointer(start: size > 0 ? data : nil, count: size)
     }

@@ -2,14 +2,14 @@ import Foundation
 import Tributary
 
 /// A store of the blog model (examples/blog/model.yml) in a fresh temporary directory,
-/// opened once per fuzzer process, for the harnesses that compile or decode against a model.
-public enum FuzzStore {
-    /// The repository's root, found from this file's path (the harnesses are built in place).
-    public static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+/// opened once per process, for the targets that compile or decode against a model.
+enum FuzzStore {
+    /// The repository's root, found from this file's path (the harnesses and tests are built in place).
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The blog model.
-    public static let model: ManagedObjectModel = {
+    static let model: ManagedObjectModel = {
         do {
             return try ManagedObjectModel(yamlFile: repositoryRoot.appendingPathComponent("examples/blog/model.yml"))
         } catch {
@@ -18,7 +18,7 @@ public enum FuzzStore {
     }()
 
     /// A coordinator with the blog store open, history on.
-    public static let coordinator: PersistentStoreCoordinator = {
+    static let coordinator: PersistentStoreCoordinator = {
         do {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             let description = PersistentStoreDescription(url: scratchDirectory.appendingPathComponent("blog.sqlite"))
@@ -31,10 +31,10 @@ public enum FuzzStore {
     }()
 
     /// The open store.
-    public static var store: PersistentStore { coordinator.persistentStores[0] }
+    static var store: PersistentStore { coordinator.persistentStores[0] }
 
     /// A fresh directory for this process's files (removed by the OS's temporary-file cleanup).
-    public static let scratchDirectory: URL = {
+    static let scratchDirectory: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tributary-fuzz-\(getpid())-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -43,4 +43,9 @@ public enum FuzzStore {
         }
         return url
     }()
+}
+
+extension FuzzStore {
+    /// An NDJSON decoder for every entity of the blog model.
+    static let decoders: [NDJSONDecoder] = model.entities.compactMap { try? NDJSONDecoder(entity: $0.name, store: store) }
 }

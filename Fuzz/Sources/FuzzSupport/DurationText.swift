@@ -1,1 +1,0 @@
-../../../Sources/TributaryCLI/Support/DurationText.swift

@@ -1,0 +1,1 @@
+../TributaryCLI/Support/DurationText.swift
