@@ -124,6 +124,21 @@ import Testing
         #expect(try coordinator.fetch(request).compactMap { $0["name"]?.stringValue } == ["Asia"])
     }
 
+    @Test func aHavingPredicateTakesASubqueryOverEachGroupsRows() throws {
+        let dir = TemporaryDirectory()
+        let coordinator = try seeded(dir)
+        var request = FetchRequest(entityName: "Region", sortDescriptors: [SortDescriptor("name")])
+        request.resultType = .dictionary
+        request.propertiesToGroupBy = ["name"]
+        request.propertiesToFetch = ["name", "@count"]
+        request.havingPredicate = try StorePredicate(format: "@count == 1 AND %K != 'x' AND SUBQUERY(quakes, $q, $q.magnitude > 4).@count == 0", "max:(name)")
+        #expect(try coordinator.fetch(request).map(\.dictionary) == [["name": "Elsewhere", "@count": 1]])
+        // Inside the subquery, a group's aggregate is no key of the members.
+        request.havingPredicate = try StorePredicate(format: "SUBQUERY(quakes, $q, @count > 1).@count > 0")
+        let error = try #require(throws: TributaryError.self) { try coordinator.fetch(request) }
+        #expect(error.message.contains("unknown key '@count'"), "\(error)")
+    }
+
     @Test func distinctResultsReturnEachCombinationOnce() throws {
         let dir = TemporaryDirectory()
         let coordinator = try seeded(dir)

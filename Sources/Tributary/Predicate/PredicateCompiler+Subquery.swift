@@ -14,8 +14,13 @@ extension PredicateCompiler {
         let inner = nextAlias()
         let name = "$" + subquery.variable
         let enclosing = variables[name]
+        let groupLevel = aggregatesAllowed
         variables[name] = (destination, inner)
-        defer { variables[name] = enclosing }
+        aggregatesAllowed = false   // a group's `@count` means nothing among one object's members
+        defer {
+            variables[name] = enclosing
+            aggregatesAllowed = groupLevel
+        }
         let condition = try compile(subquery.predicate, table: destination, alias: inner)
         let members = membership(relationship, table: base.table, alias: base.alias, destinationAlias: inner)
         return Scalar(sql: "(SELECT count(*) \(members) AND (\(condition.sql)))", kind: .attribute(.integer), arguments: condition.arguments)
