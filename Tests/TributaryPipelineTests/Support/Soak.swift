@@ -51,8 +51,9 @@ final class Soak: @unchecked Sendable {   // mutable fields are set before the t
     // MARK: Running
 
     /// Starts everything, runs the chaos loop for `seconds`, stops the writers, restarts what is
-    /// down and waits until every consumer has reached the store's newest token.
-    func run() throws {
+    /// down and waits until every consumer has reached the store's newest token (at most
+    /// 120 s); returns the consumers that did not, their files kept with the run's thread stacks.
+    func run() throws -> Stall? {
         try startFollowersAndPipeline()
         try waitForConsumers()
         writers = makeWriters()
@@ -69,9 +70,19 @@ final class Soak: @unchecked Sendable {   // mutable fields are set before the t
         for server in [postgres, redis, nats] where !server.isRunning { restart(server) }
         for process in [tail!, export!, pipeline!] where !process.isRunning { try process.start() }
         for writer in writers { writer.stop(terminating: writer.name == "context") }
-        try waitForCatchUp()
+        let stall = try waitForCatchUp()
         sampling.withLock { $0 = false }
         for process in [tail!, export!, pipeline!] { process.terminate() }
+        return stall
+    }
+
+    /// Consumers that stopped short of the newest token, and where their files were kept.
+    struct Stall: CustomStringConvertible {
+        let consumers: [String]
+        let head: Int64
+        let kept: String
+        let runLines: String
+        var description: String { "consumers \(consumers) did not reach token \(head) in 120 s (files and the run's thread stacks kept in \(kept)); the run's lines about them:\n\(runLines)" }
     }
 
     private func startFollowersAndPipeline() throws {
@@ -110,20 +121,34 @@ final class Soak: @unchecked Sendable {   // mutable fields are set before the t
                                + "run log: \(log(pipeline).suffix(1_000)) export log: \(log(export).suffix(500))")
     }
 
-    /// Waits until every consumer is at the store's newest token.
-    private func waitForCatchUp() throws {
+    /// Waits until every consumer is at the store's newest token; the stall when some did not in 120 s.
+    private func waitForCatchUp() throws -> Stall? {
         let head = try store.currentPersistentHistoryToken().value
         let names = [Self.tailConsumer, Self.exportConsumer] + Self.pipelines
-        let deadline = Date().addingTimeInterval(300)
+        let deadline = Date().addingTimeInterval(120)
         var behind = names
         while Date() < deadline {
             behind = try names.filter { try store.historyConsumer(named: $0).token.value < head }
-            if behind.isEmpty { return }
+            if behind.isEmpty { return nil }
             usleep(200_000)
         }
-        let stuck = log(pipeline).split(separator: "\n").filter { line in behind.contains { line.contains($0) } }.suffix(15).joined(separator: "\n")
-        throw LocalServerError("consumers \(behind) did not reach token \(head) in 300 s (files kept in \(keepFiles())); "
-                               + "problems: \(events.withLock { $0.problems }); the run's lines about them:\n\(stuck)")
+        let lines = log(pipeline).split(separator: "\n").filter { line in behind.contains { line.contains($0) } }.suffix(15).joined(separator: "\n")
+        let kept = keepFiles()
+        if let pid = pipeline.processIdentifier { saveThreadStacks(of: pid, to: kept + "/run-stacks.txt") }
+        return Stall(consumers: behind, head: head, kept: kept, runLines: lines)
+    }
+
+    /// Every thread's stack of process `pid` (gdb), for a pipeline that stopped moving.
+    func saveThreadStacks(of pid: Int32, to path: String) {
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        gdb.arguments = ["gdb", "-batch", "-p", "\(pid)", "-ex", "thread apply all bt 40"]
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        guard let handle = FileHandle(forWritingAtPath: path) else { return }
+        gdb.standardOutput = handle
+        gdb.standardError = handle
+        try? gdb.run()
+        gdb.waitUntilExit()
     }
 
     /// Copies the soak's directory (store, logs, stream) and the servers' logs where a failed run can be examined.

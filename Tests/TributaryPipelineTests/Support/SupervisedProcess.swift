@@ -39,6 +39,9 @@ final class SupervisedProcess: @unchecked Sendable {   // every mutable field is
     /// Every incarnation so far, oldest first.
     var incarnations: [Incarnation] { lock.withLock { all } }
 
+    /// The current incarnation's process ID, nil when none runs.
+    var processIdentifier: Int32? { lock.withLock { process?.isRunning == true ? process?.processIdentifier : nil } }
+
     /// Whether the current incarnation runs.
     var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
 
