@@ -10,8 +10,11 @@ import TributaryTestSupport
 /// starts it again. ``run()`` drives it for `seconds`, then stops the writers and waits until
 /// every consumer has caught up; the checks are in `Soak+Checks.swift`.
 final class Soak: @unchecked Sendable {   // mutable fields are set before the threads start or behind `events`
-    /// How long the writers and the chaos loop run: TRIBUTARY_SOAK_SECONDS, 60 by default (`make soak`: 600).
+    /// How long the writers and the chaos loop run: TRIBUTARY_SOAK_SECONDS (`make test`: 60, `make soak`: 600).
     static var seconds: Int { ProcessInfo.processInfo.environment["TRIBUTARY_SOAK_SECONDS"].flatMap { Int($0) } ?? 60 }
+
+    /// Whether TRIBUTARY_SOAK_SECONDS asks for the soak.
+    static var isRequested: Bool { ProcessInfo.processInfo.environment["TRIBUTARY_SOAK_SECONDS"] != nil }
 
     /// Consumers: the tail's, the export's and the three pipelines'.
     static let tailConsumer = "soak-tail"
