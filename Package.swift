@@ -8,6 +8,11 @@ let package = Package(
         .library(name: "Tributary", targets: ["Tributary"]),
         .library(name: "TributaryStreams", targets: ["TributaryStreams"]),
         .library(name: "TributaryPipeline", targets: ["TributaryPipeline"]),
+        // One library per sink with a server client; a program registers those it links.
+        .library(name: "TributaryHTTPSink", targets: ["TributaryHTTPSink"]),
+        .library(name: "TributaryPostgresSink", targets: ["TributaryPostgresSink"]),
+        .library(name: "TributaryNATSSink", targets: ["TributaryNATSSink"]),
+        .library(name: "TributaryRedisSink", targets: ["TributaryRedisSink"]),
         // Real servers on loopback for tests and benchmarks (nats-server, redis-server, postgres).
         .library(name: "TributaryTestSupport", targets: ["TributaryTestSupport"]),
         // The fuzz harnesses' bodies: the harnesses in Fuzz/ and the seed-corpus tests call them.
@@ -62,6 +67,7 @@ let package = Package(
             name: "TributaryStreams",
             dependencies: ["Tributary"]
         ),
+        // The pipeline runtime, the sink registry and the sinks without a server client.
         .target(
             name: "TributaryPipeline",
             dependencies: [
@@ -71,20 +77,34 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                "CNats",
-                "CHiredis",
             ]
         ),
+        .target(
+            name: "TributaryHTTPSink",
+            dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+        ),
+        .target(
+            name: "TributaryPostgresSink",
+            dependencies: [
+                "Tributary", "TributaryStreams", "TributaryPipeline",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "TributaryNATSSink", dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline", "CNats"]),
+        .target(name: "TributaryRedisSink", dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline", "CHiredis"]),
         .target(name: "TributaryTestSupport"),
-        .target(name: "TributaryFuzzTargets", dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline"]),
+        .target(
+            name: "TributaryFuzzTargets",
+            dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline", "TributaryHTTPSink", "TributaryPostgresSink", "TributaryNATSSink", "TributaryRedisSink"]
+        ),
         .executableTarget(
             name: "TributaryCLI",
             dependencies: [
                 "Tributary",
                 "TributaryStreams",
                 "TributaryPipeline",
+                "TributaryHTTPSink", "TributaryPostgresSink", "TributaryNATSSink", "TributaryRedisSink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,6 +130,7 @@ let package = Package(
             name: "TributaryPipelineTests",
             dependencies: [
                 "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI", "TributaryTestSupport",
+                "TributaryHTTPSink", "TributaryPostgresSink", "TributaryNATSSink", "TributaryRedisSink",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),

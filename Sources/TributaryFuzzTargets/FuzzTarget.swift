@@ -1,6 +1,10 @@
 @_spi(Fuzzing) import Tributary
 import Foundation
+import TributaryHTTPSink
+import TributaryNATSSink
 import TributaryPipeline
+import TributaryPostgresSink
+import TributaryRedisSink
 import TributaryStreams
 
 /// The bodies of the libFuzzer harnesses in `Fuzz/` (one `fuzz-<rawValue>` executable each),
@@ -32,8 +36,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case segment
     /// `StreamManifest.load(from:)` of a manifest.json, then `encoded()`.
     case manifest
-    /// `PipelineFile(yaml:path:environment:)`.
+    /// `PipelineFile(yaml:path:environment:sinks:)` with every sink type registered, so each
+    /// one's settings reader is fuzzed.
     case pipelineFile = "pipeline-file"
+
+    /// Every sink type the pipeline-file target reads.
+    static let sinks = SinkRegistry.standard.registering(HTTPSinkSettings.self, PostgresSinkSettings.self, NATSSinkSettings.self, RedisSinkSettings.self)
 
     /// Feeds `input` to this target's entry points.
     public func run(_ input: FuzzInput) {
@@ -45,7 +53,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .historyPayload: _ = try? HistoryPayloadFuzzing.decode(input.array)
         case .segment: Self.segment(input.array)
         case .manifest: Self.manifest(Data(input.bytes))
-        case .pipelineFile: _ = try? PipelineFile(yaml: input.text, path: "fuzz.yml", environment: ["TOKEN": "secret", "EMPTY": ""])
+        case .pipelineFile: _ = try? PipelineFile(yaml: input.text, path: "fuzz.yml", environment: ["TOKEN": "secret", "EMPTY": ""], sinks: Self.sinks)
         }
     }
 

@@ -3,6 +3,7 @@ import Testing
 import Tributary
 import TributaryPipeline
 import TributaryTestSupport
+import TributaryNATSSink
 
 /// Two stores publish with the shipped nats-fanout.yml to one server and stream (its subject
 /// holds `{store}`); a replica copies one of them: the one chosen with `--store`, or the first

@@ -4,6 +4,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryNATSSink
 
 /// `tributary replay nats://HOST:PORT/STREAM --into STORE --follow` against a real
 /// nats-server: killed with SIGKILL at random points and restarted while the source keeps

@@ -9,6 +9,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryNATSSink
 
 /// The NATS JetStream sink against a real nats-server: the shared sink suite; a `tributary
 /// run` of pipelines/nats-fanout.yml killed at random points and restarted (once after the
@@ -58,7 +59,7 @@ import TributaryTestSupport
     @Test func pipelineFileIsCheckedWithClearErrors() throws {
         let base = "source: {store: s}\nsinks:\n  - type: nats\n"
         let good = try PipelineFixtures.pipeline(base + "    url: nats://127.0.0.1:4222\n    subject: cdc.{store}.{entity}.{op}\n    duplicate_window: 2s\n    retention: interest\n")
-        guard case .nats(let settings) = good.sinks[0].kind else { Issue.record("not a nats sink"); return }
+        let settings = try #require(good.sinks[0].configuration as? NATSSinkSettings)
         #expect(settings.streamSubject == "cdc.*.*.*")
         #expect(settings.duplicateWindow == 2)
         #expect(settings.retention == .interest)

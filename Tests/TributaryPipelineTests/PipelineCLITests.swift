@@ -44,6 +44,17 @@ import TributaryPipeline
         #expect(!FileManager.default.fileExists(atPath: dir.path("out")))
     }
 
+    @Test func anUnknownSinkTypeNamesEveryTypeTheCommandKnows() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.path("bad.yml")
+        try "source: {store: s}\nsinks:\n  - type: kafka\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try TributaryProcess.run(["run", file, "--once"])
+        #expect(result.status != 0)
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.contains("bad.yml:3: sinks[0].type: unknown sink type 'kafka'; the sink types registered are fts, http, nats, postgres, redis, segments, stdout"),
+                "\(result.stderr)")
+    }
+
     @Test func aSecretFromTheEnvironmentNeverAppears() throws {
         let secret = "s3cr3t-\(UUID().uuidString)"
         let dir = TemporaryDirectory()

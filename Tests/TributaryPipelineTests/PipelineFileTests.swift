@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tributary
+import TributaryHTTPSink
 @testable import TributaryPipeline
 
 /// Pipeline files: every section read, `${NAME}` substitution, and bad files each with their precise error.
@@ -51,13 +52,9 @@ import Tributary
         #expect(pipeline.source.snapshot)
         #expect(pipeline.transforms.count == 5)
         #expect(pipeline.sinks.map(\.name) == ["fts", "hook"])
-        guard case .fullTextIndex(let path, let entities) = pipeline.sinks[0].kind else { Issue.record("not fts"); return }
-        #expect(path == "/tmp/out/search.sqlite")
-        #expect(entities == ["posts": ["title", "content"]])
-        guard case .http(let url, let env, nil, let timeout, .native) = pipeline.sinks[1].kind else { Issue.record("not http"); return }
-        #expect(url.absoluteString == "https://example.com/hook?x=1")
-        #expect(env == "HOOK_TOKEN")
-        #expect(timeout == 2)
+        #expect(pipeline.sinks[0].configuration as? FullTextIndexSinkSettings == FullTextIndexSinkSettings(path: "/tmp/out/search.sqlite", entities: ["posts": ["title", "content"]]))
+        #expect(pipeline.sinks[1].configuration as? HTTPSinkSettings
+                == HTTPSinkSettings(url: URL(string: "https://example.com/hook?x=1")!, bearerTokenEnvironment: "HOOK_TOKEN", timeout: 2))
         #expect(pipeline.sinks[1].onError == .deadLetter)
         #expect(pipeline.sinks[1].deadLetterDirectory == "/tmp/out/dead")
         #expect(pipeline.sinks[1].batchSize == 50)
@@ -136,7 +133,8 @@ import Tributary
         #expect(files == ["audit-archive.yml", "nats-fanout.yml", "postgres-mirror.yml", "redis-cache.yml", "search-index.yml", "webhook.yml"])
         for file in files {
             let pipeline = try PipelineFile(contentsOf: directory.appendingPathComponent(file), environment: ["TRIBUTARY_STORE": "/s.sqlite", "TRIBUTARY_OUT": "/o", "WEBHOOK_URL": "http://127.0.0.1:9/h",
-                                                                                                                                    "POSTGRES_URL": "postgres://u@127.0.0.1:9/d"])
+                                                                                                                                    "POSTGRES_URL": "postgres://u@127.0.0.1:9/d"],
+                                          sinks: PipelineFixtures.sinks)
             #expect(pipeline.source.store == "/s.sqlite")
         }
     }

@@ -4,6 +4,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryPostgresSink
 
 /// Reads a PostgreSQL mirror back with `psql`, and renders a store's rows the same way, so
 /// tests compare every column of every row.
@@ -229,12 +230,12 @@ enum PostgresMirror {
     @Test func readsItsSettingsFromThePipelineFile() throws {
         let text = "name: m\nsource: {store: s}\nsinks:\n  - type: postgres\n    password_env: PGPASS\n    schema: mirror\n    tables: {Post: posts}\n    create_tables: false\n"
         let pipeline = try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": "postgres://app@db.example:6543/blog"])
-        guard case .postgres(let settings) = pipeline.sinks[0].kind else { Issue.record("not postgres"); return }
+        let settings = try #require(pipeline.sinks[0].configuration as? PostgresSinkSettings)
         #expect(settings == PostgresSinkSettings(endpoint: PostgresEndpoint(host: "db.example", port: 6543, user: "app", database: "blog"),
                                                  passwordEnvironment: "PGPASS", schema: "mirror", tables: ["Post": "posts"], createTables: false))
         #expect(try PostgresEndpoint(parsing: "postgresql://me@localhost") == PostgresEndpoint(host: "localhost", port: 5432, user: "me", database: "me"))
         let shipped = try PipelineFile(contentsOf: PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/postgres-mirror.yml"),
-                                       environment: ["POSTGRES_URL": "postgres://tributary@127.0.0.1:5432/postgres"])
+                                       environment: ["POSTGRES_URL": "postgres://tributary@127.0.0.1:5432/postgres"], sinks: PipelineFixtures.sinks)
         #expect(shipped.source.snapshot)
         func failure(_ sink: String, _ environment: [String: String] = [:]) -> String {
             do {

@@ -5,6 +5,7 @@ import Testing
 import Tributary
 import TributaryPipeline
 import TributaryTestSupport
+import TributaryPostgresSink
 
 /// The PostgreSQL mirror under load and failure: 100,000 changes end with PostgreSQL's rows
 /// equal to the store's; a `tributary run` killed with SIGKILL at random points and restarted

@@ -4,16 +4,17 @@ import Tributary
 @testable import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+@testable import TributaryRedisSink
 
 /// The `type: redis` settings: the example pipeline reads, bad settings fail with one line
 /// naming file, line and key, and the password comes from the environment or a file (AUTH).
 @Suite struct RedisSinkSettingsTests {
     @Test func theExamplePipelineReads() throws {
         let url = PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/redis-cache.yml")
-        let pipeline = try PipelineFile(contentsOf: url, environment: ["REDIS_URL": "redis://10.0.0.5:6380/3", "TRIBUTARY_STORE": "blog.sqlite"])
+        let pipeline = try PipelineFile(contentsOf: url, environment: ["REDIS_URL": "redis://10.0.0.5:6380/3", "TRIBUTARY_STORE": "blog.sqlite"], sinks: PipelineFixtures.sinks)
         #expect(pipeline.name == "redis-cache")
         #expect(pipeline.source.store == "blog.sqlite")
-        guard case .redis(let settings) = pipeline.sinks[0].kind else { Issue.record("not redis"); return }
+        let settings = try #require(pipeline.sinks[0].configuration as? RedisSinkSettings)
         #expect(settings == RedisSinkSettings(url: URL(string: "redis://10.0.0.5:6380/3")!, key: "{entity}:{id}", format: .hash, channel: "tributary-invalidations"))
         #expect(pipeline.sinks[0].batchSize == 1000)
     }
@@ -21,7 +22,7 @@ import TributaryTestSupport
     @Test func settingsAndDefaults() throws {
         let yaml = "source: {store: s}\nsinks:\n  - type: redis\n    password_file: /run/secrets/redis\n    key: \"c:{store}:{entity}:{id}\"\n    format: json\n    ttl: 2h\n"
         let pipeline = try PipelineFixtures.pipeline(yaml, environment: ["REDIS_URL": "redis://127.0.0.1:7000"])
-        guard case .redis(let settings) = pipeline.sinks[0].kind else { Issue.record("not redis"); return }
+        let settings = try #require(pipeline.sinks[0].configuration as? RedisSinkSettings)
         #expect(settings == RedisSinkSettings(url: URL(string: "redis://127.0.0.1:7000")!, passwordFile: "/run/secrets/redis", key: "c:{store}:{entity}:{id}", format: .json, ttl: 7_200))
     }
 

@@ -6,6 +6,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryRedisSink
 
 /// Reading a Redis server back, and the store's live objects as the Redis sink keeps them.
 enum RedisFixtures {

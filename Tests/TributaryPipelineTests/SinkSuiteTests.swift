@@ -4,6 +4,7 @@ import Testing
 import Tributary
 import TributaryPipeline
 import TributaryStreams
+import TributaryHTTPSink
 
 /// One sink under test: a way to make it over the same downstream (as a restarted process
 /// would), and the downstream's effect as lines to compare.

@@ -4,6 +4,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryNATSSink
 
 /// The NATS JetStream sink against a real nats-server (started on loopback for the run):
 /// the pipeline end to end against plain asynchronous JetStream publishes of the same

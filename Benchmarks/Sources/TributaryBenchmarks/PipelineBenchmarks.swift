@@ -9,6 +9,10 @@ import FoundationNetworking
 import Tributary
 import TributaryPipeline
 import TributaryStreams
+import TributaryHTTPSink
+import TributaryNATSSink
+import TributaryPostgresSink
+import TributaryRedisSink
 
 private let transientText = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -27,9 +31,12 @@ enum PipelineBenchmarks {
         return try result!.get()
     }
 
+    /// Every sink type the benchmarks run, as `tributary run` registers them.
+    static let sinks: SinkRegistry = SinkRegistry.standard.registering(HTTPSinkSettings.self, PostgresSinkSettings.self, NATSSinkSettings.self, RedisSinkSettings.self)
+
     static func runPipeline(_ yaml: String, store: String) throws -> Double {
         try blocking {
-            let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
+            let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:], sinks: sinks)
             let coordinator = try TributaryBench.open(store, history: true)
             let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
             let clock = ContinuousClock()
@@ -276,7 +283,7 @@ enum PipelineBenchmarks {
                              caughtUp: @escaping @Sendable (Int64) -> Void = { _ in }) -> Thread {
         let service = Thread {
             _ = try? blocking {
-                let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:])
+                let pipeline = try PipelineFile(yaml: yaml, path: "bench.yml", environment: [:], sinks: sinks)
                 let coordinator = try TributaryBench.open(store, history: true)
                 let runner = try PipelineRunner(pipeline: pipeline, coordinator: coordinator, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
                 try await prepare(runner)

@@ -3,6 +3,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryPostgresSink
 
 /// The PostgreSQL sink against a real server started with `PostgresServer.start(durable: true)`
 /// (fsync on): end-to-end pipeline throughput against `COPY` of the same rows into the same

@@ -4,6 +4,7 @@ import Tributary
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
+import TributaryRedisSink
 
 /// The Redis sink end to end (history → runner → Lua compare-and-set) against pipelined
 /// `HSET`s of the same data straight to the same server, and the latency from a commit to

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Tributary
+import TributaryNATSSink
 import TributaryPipeline
 import TributaryStreams
 

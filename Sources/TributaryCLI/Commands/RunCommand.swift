@@ -40,7 +40,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let files = try pipelines.map { try PipelineFile(contentsOf: URL(fileURLWithPath: $0)) }
+        let files = try pipelines.map { try PipelineFile(contentsOf: URL(fileURLWithPath: $0), sinks: .tributary) }
         let names = files.map(\.name)
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw ValidationError("two pipelines are named '\(duplicate)'; give each its own name:")

@@ -197,7 +197,7 @@ struct DemoStory {
         environment["TRIBUTARY_STORE"] = storeURL.path
         environment["TRIBUTARY_OUT"] = directory.path
         environment["TRIBUTARY_METRICS"] = ""
-        let pipeline = try PipelineFile(contentsOf: file, environment: environment)
+        let pipeline = try PipelineFile(contentsOf: file, environment: environment, sinks: .tributary)
         let runner = try PipelineRunner(pipeline: pipeline, environment: environment)
         var indexed = 0
         while true {

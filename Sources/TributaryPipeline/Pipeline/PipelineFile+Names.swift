@@ -41,7 +41,7 @@ extension PipelineFile {
             }
         }
         for (index, sink) in sinks.enumerated() {
-            guard case .fullTextIndex(_, let entities) = sink.kind else { continue }
+            guard let entities = (sink.configuration as? FullTextIndexSinkSettings)?.entities else { continue }
             let key = "sinks[\(index)].entities"
             for (name, fields) in entities.sorted(by: { $0.key < $1.key }) {
                 guard known.contains(name), let description = entity(name) else { throw unknownEntity(name, key) }

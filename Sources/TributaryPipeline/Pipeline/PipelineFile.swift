@@ -4,7 +4,8 @@ import TributaryStreams
 
 /// A declarative pipeline, read from a YAML file: a source store and its history consumer,
 /// transforms applied to every record, one or more sinks, and the checkpoint, retry and
-/// pruning policies. See `pipelines/README.md` for the file reference.
+/// pruning policies. See `pipelines/README.md` for the file reference. Sink types come from a
+/// ``SinkRegistry`` (``SinkRegistry/standard`` unless another is given).
 ///
 /// ```swift
 /// let pipeline = try PipelineFile(contentsOf: URL(fileURLWithPath: "pipelines/search-index.yml"))
@@ -35,28 +36,13 @@ public struct PipelineFile: Sendable {
 
     /// One sink's settings.
     public struct SinkSettings: Sendable {
-        /// What kind of sink, with its own settings.
-        public enum Kind: Sendable {
-            /// Compressed segments and a manifest, as `tributary export` writes them.
-            case segments(directory: String, format: StreamFormat, segmentRecords: Int)
-            /// NDJSON on standard output.
-            case stdout(format: StreamFormat)
-            /// A SQLite FTS5 index of chosen attributes per entity.
-            case fullTextIndex(path: String, entities: [String: [String]])
-            /// JSON batches POSTed to a URL.
-            case http(url: URL, bearerTokenEnvironment: String?, bearerTokenFile: String?, timeout: TimeInterval, format: StreamFormat)
-            /// Objects cached in Redis, as hashes or JSON, under a key template.
-            case redis(RedisSinkSettings)
-            /// Records published to a NATS JetStream stream.
-            case nats(NATSSinkSettings)
-            /// Mirror tables in PostgreSQL.
-            case postgres(PostgresSinkSettings)
-        }
-
         /// The sink's name (default: its type, numbered when repeated).
         public var name: String
-        /// Its kind and settings.
-        public var kind: Kind
+        /// Its `type:` in the file.
+        public var type: String
+        /// Its type's own settings (``SegmentsSinkSettings``, ``FullTextIndexSinkSettings``, a sink
+        /// module's settings…), which make the sink.
+        public var configuration: any SinkConfiguration
         /// What to do with a batch it cannot deliver.
         public var onError: OnError
         /// The dead-letter directory (required with `on_error: dead_letter`).
@@ -111,12 +97,12 @@ public struct PipelineFile: Sendable {
 
 extension PipelineFile {
     /// Reads and checks a pipeline file, substituting `${NAME}` and `${NAME:-default}` from
-    /// `environment`; the error names the file, line and key.
-    public init(contentsOf url: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// `environment`, with the sink types of `sinks`; the error names the file, line and key.
+    public init(contentsOf url: URL, environment: [String: String] = ProcessInfo.processInfo.environment, sinks: SinkRegistry = .standard) throws {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw TributaryError(.fileNotFound, "no pipeline file", location: url.path, hint: "pass the path of a .yml file such as pipelines/search-index.yml")
         }
-        try self.init(yaml: String(decoding: data, as: UTF8.self), path: url.path, environment: environment)
+        try self.init(yaml: String(decoding: data, as: UTF8.self), path: url.path, environment: environment, sinks: sinks)
     }
 
     /// Reads and checks a pipeline from YAML text; `path` names it in errors.
@@ -124,7 +110,7 @@ extension PipelineFile {
     /// ```swift
     /// let pipeline = try PipelineFile(yaml: "source: {store: blog.sqlite}\nsinks: [{type: stdout}]", path: "inline.yml")
     /// ```
-    public init(yaml: String, path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        self = try PipelineFileReader(path: path, environment: environment).read(yaml)
+    public init(yaml: String, path: String, environment: [String: String] = ProcessInfo.processInfo.environment, sinks: SinkRegistry = .standard) throws {
+        self = try PipelineFileReader(path: path, environment: environment, sinks: sinks).read(yaml)
     }
 }

@@ -3,39 +3,54 @@ import Tributary
 import TributaryStreams
 import Yams
 
-/// Walks a pipeline YAML document, keeping line numbers and key paths for errors, and
-/// substituting `${NAME}` / `${NAME:-default}` in scalar values. Errors quote the file's text,
-/// never a substituted value (which may come from a secret).
+/// Reads a pipeline YAML document: parses it into ``PipelineSettingsNode``s (which keep line
+/// numbers and key paths for errors, and substitute `${NAME}` / `${NAME:-default}` in scalar
+/// values), then walks the sections; each sink's own keys are read by its type's
+/// ``SinkConfiguration`` from the registry. Errors quote the file's text, never a substituted
+/// value (which may come from a secret).
 struct PipelineFileReader {
     let path: String
     let environment: [String: String]
+    let sinks: SinkRegistry
 
     static let topKeys = ["name", "source", "transforms", "sinks", "checkpoint", "retry", "prune", "metrics"]
     static let sourceKeys = ["store", "consumer", "entities", "authors", "exclude_authors", "contexts", "change_types", "snapshot"]
     static let transformActions = ["filter", "include", "exclude", "rename", "redact", "hash"]
     static let transformKeys = transformActions + ["entities", "salt_env"]
     static let sinkCommonKeys = ["type", "name", "on_error", "dead_letter", "batch_size"]
-    static let sinkTypeKeys: [String: [String]] = [
-        "segments": ["directory", "format", "segment_records"],
-        "stdout": ["format"],
-        "fts": ["path", "entities"],
-        "http": ["url", "bearer_token_env", "bearer_token_file", "timeout", "format"],
-        "redis": redisKeys,
-        "nats": NATSSinkSettings.keys,
-        "postgres": postgresKeys,
-    ]
     static let checkpointKeys = ["records", "seconds"]
     static let retryKeys = ["initial", "max", "max_attempts"]
     static let pruneKeys = ["consumed", "max_age"]
-    /// Keys that would put a credential in the file itself.
-    static let credentialKeys = ["token", "bearer_token", "password", "secret", "api_key", "apikey", "authorization"]
-
-    func fail(_ node: Node?, _ key: String, _ message: String, hint: String? = nil) -> TributaryError {
-        let line = node?.mark.map { ":\($0.line)" } ?? ""
-        return TributaryError(.invalidPipeline, message, location: path + line + (key.isEmpty ? "" : ": " + key), hint: hint)
-    }
 
     func read(_ yaml: String) throws -> PipelineFile {
+        let root = try parse(yaml)
+        guard case .mapping = root.content else {
+            throw root.fail("a pipeline file is a mapping", hint: "allowed keys: \(Self.topKeys.joined(separator: ", "))")
+        }
+        try root.checkKeys(allowed: Self.topKeys)
+        let defaultName = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let name = try root["name"]?.string() ?? defaultName
+        guard let sourceNode = root["source"] else { throw root.fail(at: "source", "the pipeline has no source", hint: "add source: {store: PATH}") }
+        let source = try readSource(sourceNode, pipelineName: name)
+        let transforms = try root["transforms"]?.items().map(readTransform) ?? []
+        guard let sinksNode = root["sinks"] else { throw root.fail(at: "sinks", "the pipeline has no sinks", hint: "add sinks: with at least one sink, such as - type: stdout") }
+        let sinkNodes = try sinksNode.items()
+        guard !sinkNodes.isEmpty else { throw sinksNode.fail("the pipeline has no sinks", hint: "add at least one sink, such as - type: stdout") }
+        var sinks: [PipelineFile.SinkSettings] = []
+        for (index, item) in sinkNodes.enumerated() {
+            let sink = try readSink(item, index: index)
+            if sinks.contains(where: { $0.name == sink.name }) {
+                throw item.fail(at: "name", "two sinks are named '\(sink.name)'", hint: "give each sink its own name:")
+            }
+            sinks.append(sink)
+        }
+        var pipeline = PipelineFile(path: path, name: name, source: source, transforms: transforms, sinks: sinks)
+        try readPolicies(root, into: &pipeline)
+        return pipeline
+    }
+
+    /// The document as settings nodes; a syntax error names its line.
+    private func parse(_ yaml: String) throws -> PipelineSettingsNode {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
@@ -48,311 +63,154 @@ struct PipelineFileReader {
             let text = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
             throw TributaryError(.invalidPipeline, "not valid YAML: \(text)", location: path + line, hint: "fix the YAML syntax")
         }
-        guard let root, case .mapping(let top) = root else {
-            throw fail(root, "", "a pipeline file is a mapping", hint: "allowed keys: \(Self.topKeys.joined(separator: ", "))")
+        guard let root else { return PipelineSettingsNode(.scalar(""), file: path, line: nil, key: "", environment: environment) }
+        return settingsNode(root, key: "")
+    }
+
+    /// `node` and its children as settings nodes, each with its line and key path.
+    private func settingsNode(_ node: Node, key: String) -> PipelineSettingsNode {
+        let content: PipelineSettingsNode.Content
+        switch node {
+        case .scalar(let scalar):
+            content = .scalar(scalar.string)
+        case .mapping(let mapping):
+            content = .mapping(mapping.map { keyNode, value in
+                let childKey = PipelineSettingsNode.path(key, keyNode.scalar?.string ?? "")
+                return (settingsNode(keyNode, key: childKey), settingsNode(value, key: childKey))
+            })
+        case .sequence(let sequence):
+            content = .sequence(sequence.enumerated().map { settingsNode($1, key: "\(key)[\($0)]") })
+        case .alias(let alias):
+            content = .scalar("*" + alias.anchor.rawValue)
         }
-        try checkKeys(top, allowed: Self.topKeys, at: "")
-        let defaultName = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        let name = try top["name"].map { try string($0, "name") } ?? defaultName
-        guard let sourceNode = top["source"] else { throw fail(root, "source", "the pipeline has no source", hint: "add source: {store: PATH}") }
-        let source = try readSource(sourceNode, pipelineName: name)
-        var transforms: [RecordTransform] = []
-        if let node = top["transforms"] {
-            for (index, item) in try sequence(node, "transforms").enumerated() { transforms.append(try readTransform(item, key: "transforms[\(index)]")) }
-        }
-        guard let sinksNode = top["sinks"] else { throw fail(root, "sinks", "the pipeline has no sinks", hint: "add sinks: with at least one sink, such as - type: stdout") }
-        let sinkNodes = try sequence(sinksNode, "sinks")
-        guard !sinkNodes.isEmpty else { throw fail(sinksNode, "sinks", "the pipeline has no sinks", hint: "add at least one sink, such as - type: stdout") }
-        var sinks: [PipelineFile.SinkSettings] = []
-        for (index, item) in sinkNodes.enumerated() {
-            let sink = try readSink(item, key: "sinks[\(index)]", index: index)
-            if sinks.contains(where: { $0.name == sink.name }) {
-                throw fail(item, "sinks[\(index)].name", "two sinks are named '\(sink.name)'", hint: "give each sink its own name:")
-            }
-            sinks.append(sink)
-        }
-        var pipeline = PipelineFile(path: path, name: name, source: source, transforms: transforms, sinks: sinks)
-        if let node = top["checkpoint"] {
-            let map = try mapping(node, "checkpoint", allowed: Self.checkpointKeys)
-            if let n = map["records"] { pipeline.checkpoint.records = try positive(n, "checkpoint.records") }
-            if let n = map["seconds"] { pipeline.checkpoint.seconds = try duration(n, "checkpoint.seconds") }
-        }
-        if let node = top["retry"] {
-            let map = try mapping(node, "retry", allowed: Self.retryKeys)
-            if let n = map["initial"] { pipeline.retry.initial = try duration(n, "retry.initial") }
-            if let n = map["max"] { pipeline.retry.maximum = try duration(n, "retry.max") }
-            if let n = map["max_attempts"] { pipeline.retry.maximumAttempts = try integer(n, "retry.max_attempts", minimum: 0) }
-        }
-        if let node = top["prune"] {
-            let map = try mapping(node, "prune", allowed: Self.pruneKeys)
-            let consumed = try map["consumed"].map { try bool($0, "prune.consumed") } ?? true
-            if consumed { pipeline.prune = PipelineFile.PrunePolicy(maximumAge: try map["max_age"].map { try duration($0, "prune.max_age") }) }
-        }
-        if let node = top["metrics"] {
-            let address = try string(node, "metrics").trimmingCharacters(in: .whitespaces)
-            if !address.isEmpty {
-                let parts = address.split(separator: ":", omittingEmptySubsequences: false)
-                guard parts.count <= 2, UInt16(parts.last ?? "") != nil, parts.count == 1 || !parts[0].isEmpty else {
-                    throw fail(node, "metrics", "'\(raw(node))' is not a metrics address", hint: "write HOST:PORT or PORT (loopback), such as 127.0.0.1:9464")
-                }
-                pipeline.metricsAddress = parts.count == 1 ? "127.0.0.1:" + address : address
-            }
-        }
-        return pipeline
+        return PipelineSettingsNode(content, file: path, line: node.mark?.line, key: key, environment: environment)
     }
 
     // MARK: Sections
 
-    private func readSource(_ node: Node, pipelineName: String) throws -> PipelineFile.Source {
-        let map = try mapping(node, "source", allowed: Self.sourceKeys)
-        guard let storeNode = map["store"] else { throw fail(node, "source.store", "the source has no store", hint: "add store: ${TRIBUTARY_STORE}") }
-        var source = PipelineFile.Source(store: try storePath(storeNode), consumer: try map["consumer"].map { try string($0, "source.consumer") } ?? pipelineName)
-        if let n = map["entities"] { source.filter.entities = try strings(n, "source.entities") }
-        if let n = map["authors"] { source.filter.authors = try strings(n, "source.authors") }
-        if let n = map["exclude_authors"] { source.filter.excludedAuthors = try strings(n, "source.exclude_authors") }
-        if let n = map["contexts"] { source.filter.contextNames = try strings(n, "source.contexts") }
-        if let n = map["change_types"] {
-            source.filter.changeTypes = try strings(n, "source.change_types").map { text in
+    private func readSource(_ node: PipelineSettingsNode, pipelineName: String) throws -> PipelineFile.Source {
+        _ = try node.entries(allowed: Self.sourceKeys)
+        guard let storeNode = node["store"] else { throw node.fail(at: "store", "the source has no store", hint: "add store: ${TRIBUTARY_STORE}") }
+        var source = PipelineFile.Source(store: try storePath(storeNode), consumer: try node["consumer"]?.string() ?? pipelineName)
+        if let n = node["entities"] { source.filter.entities = try n.strings() }
+        if let n = node["authors"] { source.filter.authors = try n.strings() }
+        if let n = node["exclude_authors"] { source.filter.excludedAuthors = try n.strings() }
+        if let n = node["contexts"] { source.filter.contextNames = try n.strings() }
+        if let n = node["change_types"] {
+            source.filter.changeTypes = try n.strings().map { text in
                 guard let type = PersistentHistoryChangeType(rawValue: text) else {
-                    throw fail(n, "source.change_types", "unknown change type '\(text)'", hint: "use insert, update or delete")
+                    throw n.fail("unknown change type '\(text)'", hint: "use insert, update or delete")
                 }
                 return type
             }
         }
-        if let n = map["snapshot"] { source.snapshot = try bool(n, "source.snapshot") }
+        if let n = node["snapshot"] { source.snapshot = try n.bool() }
         return source
     }
 
     /// The store's path: a relative path written in the file is resolved from the file's
     /// directory; one that comes from the environment (`${TRIBUTARY_STORE}`) from the working
     /// directory, as the shell that set it would.
-    private func storePath(_ node: Node) throws -> String {
-        let text = try string(node, "source.store")
-        guard !text.hasPrefix("/"), !raw(node).contains("${") else { return text }
+    private func storePath(_ node: PipelineSettingsNode) throws -> String {
+        let text = try node.string()
+        guard !text.hasPrefix("/"), !node.text.contains("${") else { return text }
         return URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(text).standardizedFileURL.path
     }
 
-    private func readTransform(_ node: Node, key: String) throws -> RecordTransform {
-        let map = try mapping(node, key, allowed: Self.transformKeys)
-        let actions = Self.transformActions.filter { map[$0] != nil }
-        guard actions.count == 1, let action = actions.first, let value = map[action] else {
-            throw fail(node, key, actions.isEmpty ? "a transform needs an action" : "a transform has one action, not \(actions.joined(separator: " and "))",
-                       hint: "use one of \(Self.transformActions.joined(separator: ", ")), with optional entities:")
+    private func readTransform(_ node: PipelineSettingsNode) throws -> RecordTransform {
+        _ = try node.entries(allowed: Self.transformKeys)
+        let actions = Self.transformActions.filter { node[$0] != nil }
+        guard actions.count == 1, let action = actions.first, let value = node[action] else {
+            throw node.fail(actions.isEmpty ? "a transform needs an action" : "a transform has one action, not \(actions.joined(separator: " and "))",
+                            hint: "use one of \(Self.transformActions.joined(separator: ", ")), with optional entities:")
         }
-        let entities = Set(try map["entities"].map { try strings($0, key + ".entities") } ?? [])
-        if map["salt_env"] != nil, action != "hash" { throw fail(map["salt_env"], key + ".salt_env", "salt_env goes with hash", hint: "remove it or use hash:") }
-        let actionKey = key + "." + action
+        let entities = Set(try node["entities"]?.strings() ?? [])
+        if let saltNode = node["salt_env"], action != "hash" { throw saltNode.fail("salt_env goes with hash", hint: "remove it or use hash:") }
         switch action {
         case "filter":
-            let format = try string(value, actionKey)
+            let format = try value.string()
             do {
                 let predicate = try StorePredicate(format: format)
                 try predicate.checkEvaluable()
                 return RecordTransform(.filter(predicate), entities: entities)
             } catch let error as TributaryError {
-                throw fail(value, actionKey, "the predicate cannot be used: \(error.message)", hint: error.hint)
+                throw value.fail("the predicate cannot be used: \(error.message)", hint: error.hint)
             }
-        case "include": return RecordTransform(.include(Set(try strings(value, actionKey))), entities: entities)
-        case "exclude": return RecordTransform(.exclude(Set(try strings(value, actionKey))), entities: entities)
+        case "include": return RecordTransform(.include(Set(try value.strings())), entities: entities)
+        case "exclude": return RecordTransform(.exclude(Set(try value.strings())), entities: entities)
         case "rename":
-            guard case .mapping(let names) = value else { throw fail(value, actionKey, "rename maps entity names to new names", hint: "write rename: {Post: posts}") }
+            guard case .mapping(let names) = value.content else { throw value.fail("rename maps entity names to new names", hint: "write rename: {Post: posts}") }
             var renames: [String: String] = [:]
-            for (from, to) in names { renames[try string(from, actionKey)] = try string(to, actionKey + "." + (from.scalar?.string ?? "")) }
+            for (from, to) in names { renames[try from.named(value.key).string()] = try to.string() }
             return RecordTransform(.rename(renames), entities: entities)
-        case "redact": return RecordTransform(.redact(Set(try strings(value, actionKey))), entities: entities)
+        case "redact": return RecordTransform(.redact(Set(try value.strings())), entities: entities)
         default:
             var salt = ""
-            if let saltNode = map["salt_env"] {
-                let variable = try string(saltNode, key + ".salt_env")
+            if let saltNode = node["salt_env"] {
+                let variable = try saltNode.string()
                 guard let value = environment[variable] else {
-                    throw fail(saltNode, key + ".salt_env", "the environment variable \(variable) is not set", hint: "export \(variable) before running the pipeline")
+                    throw saltNode.fail("the environment variable \(variable) is not set", hint: "export \(variable) before running the pipeline")
                 }
                 salt = value
             }
-            return RecordTransform(.hash(Set(try strings(value, actionKey)), salt: salt), entities: entities)
+            return RecordTransform(.hash(Set(try value.strings()), salt: salt), entities: entities)
         }
     }
 
-    private func readSink(_ node: Node, key: String, index: Int) throws -> PipelineFile.SinkSettings {
-        guard case .mapping(let map) = node else { throw fail(node, key, "a sink is a mapping", hint: "write - type: stdout") }
-        guard let typeNode = map["type"] else {
-            throw fail(node, key + ".type", "the sink has no type", hint: "use type: \(Self.sinkTypeKeys.keys.sorted().joined(separator: ", "))")
+    private func readSink(_ node: PipelineSettingsNode, index: Int) throws -> PipelineFile.SinkSettings {
+        guard case .mapping = node.content else { throw node.fail("a sink is a mapping", hint: "write - type: stdout") }
+        guard let typeNode = node["type"] else {
+            throw node.fail(at: "type", "the sink has no type", hint: "use type: \(sinks.types.joined(separator: ", "))")
         }
-        let type = try string(typeNode, key + ".type")
-        guard let typeKeys = Self.sinkTypeKeys[type] else {
-            throw fail(typeNode, key + ".type", "unknown sink type '\(raw(typeNode))'", hint: "use \(Self.sinkTypeKeys.keys.sorted().joined(separator: ", "))")
+        let type = try typeNode.string()
+        guard let entry = sinks.entry(type) else {
+            throw typeNode.fail("unknown sink type '\(typeNode.text)'", hint: "the sink types registered are \(sinks.types.joined(separator: ", "))")
         }
-        try checkKeys(map, allowed: Self.sinkCommonKeys + typeKeys, at: key)
-        func required(_ name: String, hint: String) throws -> Node {
-            guard let value = map[name] else { throw fail(node, key + "." + name, "a \(type) sink needs \(name)", hint: hint) }
-            return value
-        }
-        func format() throws -> StreamFormat {
-            guard let n = map["format"] else { return .native }
-            let text = try string(n, key + ".format")
-            guard let format = StreamFormat(rawValue: text) else { throw fail(n, key + ".format", "unknown format '\(raw(n))'", hint: "use native, debezium or cloudevents") }
-            return format
-        }
-        let kind: PipelineFile.SinkSettings.Kind
-        switch type {
-        case "segments":
-            kind = .segments(directory: try string(try required("directory", hint: "add directory: ${TRIBUTARY_OUT}/archive"), key + ".directory"), format: try format(),
-                             segmentRecords: try map["segment_records"].map { try positive($0, key + ".segment_records") } ?? 100_000)
-        case "stdout":
-            kind = .stdout(format: try format())
-        case "fts":
-            let entitiesNode = try required("entities", hint: "add entities: {Post: [title, content]}")
-            guard case .mapping(let entityMap) = entitiesNode, entityMap.count > 0 else {
-                throw fail(entitiesNode, key + ".entities", "entities maps each entity to the attributes to index", hint: "write entities: {Post: [title, content]}")
-            }
-            var entities: [String: [String]] = [:]
-            for (entity, attributes) in entityMap {
-                let name = try string(entity, key + ".entities")
-                let list = try strings(attributes, key + ".entities." + name)
-                guard !list.isEmpty else { throw fail(attributes, key + ".entities." + name, "no attributes to index", hint: "list at least one attribute") }
-                entities[name] = list
-            }
-            kind = .fullTextIndex(path: try string(try required("path", hint: "add path: ${TRIBUTARY_OUT}/search.sqlite"), key + ".path"), entities: entities)
-        case "redis":
-            kind = .redis(try readRedisSink(map, node: node, key: key))
-        case "nats":
-            kind = .nats(try readNATSSink(map, node: node, key: key, format: try format()))
-        case "postgres":
-            kind = .postgres(try readPostgresSink(map, node: node, key: key))
-        default:
-            let urlNode = try required("url", hint: "add url: https://example.com/hook")
-            let text = try string(urlNode, key + ".url")
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
-                throw fail(urlNode, key + ".url", "the url is not an http or https URL", hint: "write url: https://host/path")
-            }
-            if url.user != nil || url.password != nil {
-                throw fail(urlNode, key + ".url", "the url holds credentials", hint: "credentials come from the environment: use bearer_token_env: NAME")
-            }
-            let tokenEnv = try map["bearer_token_env"].map { try string($0, key + ".bearer_token_env") }
-            let tokenFile = try map["bearer_token_file"].map { try string($0, key + ".bearer_token_file") }
-            if tokenEnv != nil, tokenFile != nil {
-                throw fail(map["bearer_token_file"], key + ".bearer_token_file", "give bearer_token_env or bearer_token_file, not both")
-            }
-            kind = .http(url: url, bearerTokenEnvironment: tokenEnv, bearerTokenFile: tokenFile,
-                         timeout: try map["timeout"].map { try duration($0, key + ".timeout") } ?? 10, format: try format())
-        }
+        try node.checkKeys(allowed: Self.sinkCommonKeys + entry.keys)
+        let configuration = try entry.read(node)
         var onError = PipelineFile.OnError.retry
-        if let n = map["on_error"] {
-            let text = try string(n, key + ".on_error")
-            guard let value = PipelineFile.OnError(rawValue: text) else {
-                throw fail(n, key + ".on_error", "unknown on_error '\(raw(n))'", hint: "use retry, dead_letter or stop")
+        if let n = node["on_error"] {
+            guard let value = PipelineFile.OnError(rawValue: try n.string()) else {
+                throw n.fail("unknown on_error '\(n.text)'", hint: "use retry, dead_letter or stop")
             }
             onError = value
         }
-        let deadLetter = try map["dead_letter"].map { try string($0, key + ".dead_letter") }
+        let deadLetter = try node["dead_letter"]?.string()
         if onError == .deadLetter, deadLetter == nil {
-            throw fail(node, key + ".dead_letter", "on_error: dead_letter needs a dead_letter directory", hint: "add dead_letter: ${TRIBUTARY_OUT}/dead-letters")
+            throw node.fail(at: "dead_letter", "on_error: dead_letter needs a dead_letter directory", hint: "add dead_letter: ${TRIBUTARY_OUT}/dead-letters")
         }
-        let name = try map["name"].map { try string($0, key + ".name") } ?? (index == 0 ? type : "\(type)-\(index)")
-        return PipelineFile.SinkSettings(name: name, kind: kind, onError: onError, deadLetterDirectory: deadLetter,
-                                         batchSize: try map["batch_size"].map { try positive($0, key + ".batch_size") } ?? 100)
+        let name = try node["name"]?.string() ?? (index == 0 ? type : "\(type)-\(index)")
+        return PipelineFile.SinkSettings(name: name, type: type, configuration: configuration, onError: onError, deadLetterDirectory: deadLetter,
+                                         batchSize: try node["batch_size"]?.positive() ?? 100)
     }
 
-    // MARK: Values
-
-    /// A scalar's text as the file has it (errors quote this, never a substituted value).
-    private func raw(_ node: Node) -> String { node.scalar?.string ?? "" }
-
-    private func checkKeys(_ map: Node.Mapping, allowed: [String], at key: String) throws {
-        for (keyNode, _) in map {
-            let name = keyNode.scalar?.string ?? ""
-            let path = key.isEmpty ? name : key + "." + name
-            if Self.credentialKeys.contains(name.lowercased()) {
-                throw fail(keyNode, path, "credentials are not written in a pipeline file",
-                           hint: "put the secret in an environment variable and name it, e.g. bearer_token_env: WEBHOOK_TOKEN, or bearer_token_file: PATH")
-            }
-            guard allowed.contains(name) else {
-                throw fail(keyNode, path, "unknown key '\(name)'", hint: "allowed keys: \(allowed.joined(separator: ", "))")
+    /// The checkpoint, retry and prune policies and the metrics address.
+    private func readPolicies(_ root: PipelineSettingsNode, into pipeline: inout PipelineFile) throws {
+        if let node = root["checkpoint"] {
+            _ = try node.entries(allowed: Self.checkpointKeys)
+            if let n = node["records"] { pipeline.checkpoint.records = try n.positive() }
+            if let n = node["seconds"] { pipeline.checkpoint.seconds = try n.duration() }
+        }
+        if let node = root["retry"] {
+            _ = try node.entries(allowed: Self.retryKeys)
+            if let n = node["initial"] { pipeline.retry.initial = try n.duration() }
+            if let n = node["max"] { pipeline.retry.maximum = try n.duration() }
+            if let n = node["max_attempts"] { pipeline.retry.maximumAttempts = try n.integer(minimum: 0) }
+        }
+        if let node = root["prune"] {
+            _ = try node.entries(allowed: Self.pruneKeys)
+            let consumed = try node["consumed"]?.bool() ?? true
+            if consumed { pipeline.prune = PipelineFile.PrunePolicy(maximumAge: try node["max_age"]?.duration()) }
+        }
+        if let node = root["metrics"] {
+            let address = try node.string().trimmingCharacters(in: .whitespaces)
+            if !address.isEmpty {
+                let parts = address.split(separator: ":", omittingEmptySubsequences: false)
+                guard parts.count <= 2, UInt16(parts.last ?? "") != nil, parts.count == 1 || !parts[0].isEmpty else {
+                    throw node.fail("'\(node.text)' is not a metrics address", hint: "write HOST:PORT or PORT (loopback), such as 127.0.0.1:9464")
+                }
+                pipeline.metricsAddress = parts.count == 1 ? "127.0.0.1:" + address : address
             }
         }
-    }
-
-    private func mapping(_ node: Node, _ key: String, allowed: [String]) throws -> Node.Mapping {
-        guard case .mapping(let map) = node else { throw fail(node, key, "\(key) must be a mapping", hint: "allowed keys: \(allowed.joined(separator: ", "))") }
-        try checkKeys(map, allowed: allowed, at: key)
-        return map
-    }
-
-    private func sequence(_ node: Node, _ key: String) throws -> [Node] {
-        guard case .sequence(let items) = node else { throw fail(node, key, "\(key) must be a list", hint: "write each item on a line starting with -") }
-        return Array(items)
-    }
-
-    /// A scalar's text with environment variables substituted.
-    func string(_ node: Node, _ key: String) throws -> String {
-        guard case .scalar(let scalar) = node else { throw fail(node, key, "\(key) must be a single value, not a list or mapping") }
-        return try substitute(scalar.string, node: node, key: key)
-    }
-
-    private func strings(_ node: Node, _ key: String) throws -> [String] {
-        if case .scalar = node { return [try string(node, key)] }
-        return try sequence(node, key).map { try string($0, key) }
-    }
-
-    private func bool(_ node: Node, _ key: String) throws -> Bool {
-        switch try string(node, key).lowercased() {
-        case "true", "yes", "on": return true
-        case "false", "no", "off": return false
-        default: throw fail(node, key, "\(key) must be true or false, not '\(node.scalar?.string ?? "")'")
-        }
-    }
-
-    private func integer(_ node: Node, _ key: String, minimum: Int) throws -> Int {
-        guard let value = Int(try string(node, key)), value >= minimum else {
-            throw fail(node, key, "\(key) must be a whole number of at least \(minimum), not '\(node.scalar?.string ?? "")'")
-        }
-        return value
-    }
-
-    private func positive(_ node: Node, _ key: String) throws -> Int { try integer(node, key, minimum: 1) }
-
-    /// Seconds from `250ms`, `5s`, `10m`, `2h`, `7d` or a plain number of seconds.
-    func duration(_ node: Node, _ key: String) throws -> TimeInterval {
-        let text = try string(node, key).trimmingCharacters(in: .whitespaces)
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value >= 0 { return value * scale }
-        }
-        if let value = Double(text), value >= 0 { return value }
-        throw fail(node, key, "'\(node.scalar?.string ?? "")' is not a duration", hint: "write 250ms, 5s, 10m, 2h or 7d")
-    }
-
-    /// Replaces `${NAME}` and `${NAME:-default}` with the environment's values.
-    func substitute(_ text: String, node: Node, key: String) throws -> String {
-        guard text.contains("${") else { return text }
-        var result = ""
-        var rest = Substring(text)
-        while let start = rest.range(of: "${") {
-            result += rest[..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
-                throw fail(node, key, "'${' without a closing '}'", hint: "write ${NAME} or ${NAME:-default}")
-            }
-            let inner = rest[start.upperBound..<end]
-            let name: Substring, fallback: Substring?
-            if let separator = inner.range(of: ":-") {
-                name = inner[..<separator.lowerBound]
-                fallback = inner[separator.upperBound...]
-            } else {
-                name = inner
-                fallback = nil
-            }
-            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw fail(node, key, "'${\(inner)}' is not a variable reference", hint: "names are letters, digits and _; write ${NAME} or ${NAME:-default}")
-            }
-            if let value = environment[String(name)], !value.isEmpty {
-                result += value
-            } else if let fallback {
-                result += fallback
-            } else {
-                throw fail(node, key, "the environment variable \(name) is not set", hint: "export \(name), or write ${\(name):-default}")
-            }
-            rest = rest[rest.index(after: end)...]
-        }
-        return result + rest
     }
 }

@@ -128,20 +128,9 @@ public final class PipelineRunner {
         }
     }
 
-    /// The sink a setting describes.
+    /// The sink a setting describes (made by its type's ``SinkConfiguration``).
     public static func makeSink(_ settings: PipelineFile.SinkSettings, environment: [String: String] = ProcessInfo.processInfo.environment) -> any Sink {
-        switch settings.kind {
-        case .segments(let directory, let format, let records):
-            return SegmentsSink(name: settings.name, directory: URL(fileURLWithPath: directory), format: format, recordsPerSegment: records)
-        case .stdout(let format): return StandardOutputSink(name: settings.name, format: format)
-        case .fullTextIndex(let path, let entities): return FullTextIndexSink(name: settings.name, path: path, entities: entities)
-        case .http(let url, let tokenEnvironment, let tokenFile, let timeout, let format):
-            return HTTPSink(name: settings.name, url: url, bearerTokenEnvironment: tokenEnvironment, bearerTokenFile: tokenFile, timeout: timeout,
-                            format: format, environment: environment)
-        case .redis(let redis): return RedisSink(name: settings.name, settings: redis, environment: environment)
-        case .nats(let nats): return NATSSink(name: settings.name, settings: nats)
-        case .postgres(let postgres): return PostgresSink(name: settings.name, settings: postgres, onError: settings.onError, environment: environment)
-        }
+        settings.configuration.makeSink(settings, environment: environment)
     }
 
     /// The consumer's committed token.

@@ -1,6 +1,10 @@
 import Foundation
 import Tributary
+import TributaryHTTPSink
+import TributaryNATSSink
 import TributaryPipeline
+import TributaryPostgresSink
+import TributaryRedisSink
 
 /// Stores, workloads and pipelines the pipeline tests share.
 enum PipelineFixtures {
@@ -46,9 +50,12 @@ enum PipelineFixtures {
         try coordinator.execute(delete)
     }
 
-    /// A pipeline read from `yaml` (path `test.yml`), with `environment`.
+    /// The sink types under test: the standard ones and every sink module.
+    static let sinks: SinkRegistry = SinkRegistry.standard.registering(HTTPSinkSettings.self, PostgresSinkSettings.self, NATSSinkSettings.self, RedisSinkSettings.self)
+
+    /// A pipeline read from `yaml` (path `test.yml`), with `environment`, knowing every sink type.
     static func pipeline(_ yaml: String, environment: [String: String] = [:]) throws -> PipelineFile {
-        try PipelineFile(yaml: yaml, path: "test.yml", environment: environment)
+        try PipelineFile(yaml: yaml, path: "test.yml", environment: environment, sinks: sinks)
     }
 }
 

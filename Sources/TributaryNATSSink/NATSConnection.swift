@@ -2,6 +2,7 @@ import CNats
 import Foundation
 import Synchronization
 import Tributary
+import TributaryPipeline
 
 /// A message read from or written to JetStream, as plain Swift values.
 ///

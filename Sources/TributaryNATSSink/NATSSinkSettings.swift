@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// The settings of a `nats` sink (pipeline keys in brackets).
@@ -41,9 +42,6 @@ public struct NATSSinkSettings: Sendable, Equatable {
         self.timeout = timeout
         self.format = format
     }
-
-    /// The pipeline keys of a `nats` sink.
-    static let keys = ["url", "stream", "subject", "retention", "replicas", "duplicate_window", "max_pending", "timeout", "format"]
 
     /// The placeholders a subject template may hold.
     static let placeholders = ["{entity}", "{op}", "{store}"]

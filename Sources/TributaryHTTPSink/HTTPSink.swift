@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// POSTs batches of records as JSON to a URL, with an `Idempotency-Key` header naming the

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Tributary
+import TributaryPipeline
 
 /// One column of a batch as a PostgreSQL array in the binary wire format, NULL elements
 /// allowed, so a whole batch binds as one parameter per column and is inserted with

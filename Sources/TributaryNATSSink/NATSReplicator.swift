@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// Keeps a replica store up to date from a JetStream stream written by a ``NATSSink``,

@@ -1,4 +1,5 @@
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// A key template (`{entity}:{id}`, with `{store}` too) split once into its parts, so each

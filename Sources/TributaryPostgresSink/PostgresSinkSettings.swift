@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryPipeline
 
 /// The settings of a `type: postgres` sink: where the server is (a `postgres://` URL without
 /// a password), where the password comes from (an environment variable or a file, never the

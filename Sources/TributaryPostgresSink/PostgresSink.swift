@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// Mirrors a store into PostgreSQL through postgres-nio: one table per entity (see

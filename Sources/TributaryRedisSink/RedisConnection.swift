@@ -1,6 +1,7 @@
 import CHiredis
 import Foundation
 import Tributary
+import TributaryPipeline
 
 /// A Redis reply, converted from hiredis's `redisReply` (the C object is freed at once).
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// Keeps a Redis cache of the store's objects: each object under a key made from a template

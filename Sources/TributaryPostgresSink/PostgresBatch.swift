@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// A batch of records folded into the few statements that leave PostgreSQL as applying the

@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryPipeline
 
 /// How a store's model is mirrored in PostgreSQL: one table per entity (`_pk bigint primary
 /// key` holding the object's primary key, one column per attribute, one `bigint` column per

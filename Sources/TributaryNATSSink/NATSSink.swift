@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryPipeline
 import TributaryStreams
 
 /// Publishes each record to a JetStream stream, on a subject made from the record
