@@ -55,6 +55,25 @@ import TributaryPipeline
                 "\(result.stderr)")
     }
 
+    /// The metrics server lives in the command (the libraries only record through
+    /// swift-metrics): an address it cannot serve fails the run with one line, before anything runs.
+    @Test func metricsThatCannotBeServedFailTheRunWithOneLine() throws {
+        let dir = TemporaryDirectory()
+        let busy = try TestHTTPServer()
+        defer { busy.stop() }
+        let out = dir.path("out")
+        for (address, message) in [("127.0.0.1:\(busy.port)", "cannot serve metrics on 127.0.0.1:\(busy.port)"),
+                                   ("example.com:9464", "'example.com:9464' is not a metrics address")] {
+            let file = dir.path("metrics.yml")
+            try "source: {store: s}\nsinks:\n  - type: segments\n    directory: \(out)\nmetrics: \(address)\n".write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try TributaryProcess.run(["run", file, "--once"])
+            #expect(result.status != 0)
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
+
     @Test func aSecretFromTheEnvironmentNeverAppears() throws {
         let secret = "s3cr3t-\(UUID().uuidString)"
         let dir = TemporaryDirectory()

@@ -59,17 +59,4 @@ import TributaryPipeline
         try await runner.finish()
         #expect(Self.value(registry.emitToString(), #"tributary_pipeline_dead_letters_total{pipeline="hook",sink="http"}"#) == 7)
     }
-
-    @Test func serverAnswersWithPrometheusText() async throws {
-        let registry = PrometheusCollectorRegistry()
-        PipelineMetrics(pipeline: "p", sinks: [], factory: PrometheusMetricsFactory(registry: registry)).checkpointed()
-        let server = try MetricsServer(address: "127.0.0.1:0", registry: registry)
-        defer { server.stop() }
-        #expect(server.port > 0)
-        let (data, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
-        #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        #expect(String(decoding: data, as: UTF8.self).contains(#"tributary_pipeline_checkpoints_total{pipeline="p"} 1"#))
-        #expect(throws: TributaryError.self) { try MetricsServer(address: "127.0.0.1:\(server.port)", registry: registry) }
-        #expect(throws: TributaryError.self) { try MetricsServer(address: "nowhere", registry: registry) }
-    }
 }

@@ -1,8 +1,8 @@
 import CoreMetrics
 import Foundation
 
-/// A pipeline's metrics through swift-metrics (served as Prometheus text by
-/// ``MetricsServer`` when the process bootstraps a Prometheus backend):
+/// A pipeline's metrics through swift-metrics, to whatever backend the program bootstraps
+/// (`tributary run` bootstraps Prometheus and serves it on the pipeline's `metrics:` address):
 ///
 /// - `tributary_pipeline_records_total{pipeline,sink}`: records delivered
 /// - `tributary_pipeline_transactions_total{pipeline,sink}`: transactions delivered (whole or in part)

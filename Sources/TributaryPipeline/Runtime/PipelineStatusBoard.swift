@@ -9,7 +9,7 @@ import Tributary
 ///
 /// ```swift
 /// let board = PipelineStatusBoard()
-/// let servers = try MetricsServer.bootstrap(addresses: ["127.0.0.1:9464"], health: board)
+/// let (healthy, text) = board.health   // what a health endpoint answers (tributary run serves it on /healthz)
 /// let service = PipelineService(runners: runners, stop: StopSignal(), board: board)
 /// ```
 public final class PipelineStatusBoard: Sendable {

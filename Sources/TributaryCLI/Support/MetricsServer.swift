@@ -2,11 +2,14 @@ import Foundation
 import CoreMetrics
 import Prometheus
 import Tributary
+import TributaryPipeline
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Serves a Prometheus registry as text on `GET /metrics` (any path but `/healthz`, in fact)
+/// The `tributary` command's Prometheus exporter: the libraries only record through
+/// swift-metrics, and the program picks the backend, as it bootstraps swift-log's. Serves a
+/// Prometheus registry as text on `GET /metrics` (any path but `/healthz`, in fact)
 /// over plain HTTP/1.1, one short connection per scrape, on a thread of its own; and, given
 /// a board, the pipelines' health on `GET /healthz`: 200 with one line a pipeline
 /// (`search-index: running`), or 503 when one is retrying or failed. Loopback by default:
@@ -17,16 +20,16 @@ import Glibc
 /// let server = try MetricsServer(address: "127.0.0.1:9464", registry: registry, health: board)
 /// print(server.port)   // curl http://127.0.0.1:9464/metrics; curl -i http://127.0.0.1:9464/healthz
 /// ```
-public final class MetricsServer: Sendable {
+final class MetricsServer: Sendable {
     /// The port it listens on (useful when asked for port 0).
-    public let port: UInt16
+    let port: UInt16
     /// The host it listens on.
-    public let host: String
+    let host: String
     private let listener: Int32
 
     /// Starts serving `registry` on `address` (`HOST:PORT` or `PORT`; IPv4), and `health`'s
     /// pipelines on `/healthz` when given.
-    public init(address: String, registry: PrometheusCollectorRegistry, health: PipelineStatusBoard? = nil) throws {
+    init(address: String, registry: PrometheusCollectorRegistry, health: PipelineStatusBoard? = nil) throws {
         let parts = address.split(separator: ":", omittingEmptySubsequences: false)
         let host = parts.count == 2 ? String(parts[0]) : "127.0.0.1"
         guard parts.count <= 2, let portNumber = UInt16(parts.last ?? ""), inet_addr(host) != INADDR_NONE else {
@@ -64,7 +67,7 @@ public final class MetricsServer: Sendable {
     }
 
     /// Stops listening.
-    public func stop() {
+    func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
@@ -109,7 +112,7 @@ extension MetricsServer {
     /// ```swift
     /// let servers = try MetricsServer.bootstrap(addresses: pipelines.compactMap(\.metricsAddress), health: board)
     /// ```
-    public static func bootstrap(addresses: [String], health: PipelineStatusBoard? = nil) throws -> [MetricsServer] {
+    static func bootstrap(addresses: [String], health: PipelineStatusBoard? = nil) throws -> [MetricsServer] {
         var unique: [String] = []
         for address in addresses where !unique.contains(address) { unique.append(address) }
         guard !unique.isEmpty else { return [] }
