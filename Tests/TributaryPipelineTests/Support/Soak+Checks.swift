@@ -1,5 +1,6 @@
 import Foundation
 import Tributary
+import TributaryNATSSink
 import TributaryPipeline
 import TributaryStreams
 import TributaryTestSupport
