@@ -41,9 +41,10 @@ bench: bootstrap
 	$(SWIFT) build -c release --package-path Benchmarks --product tributary
 	$(SWIFT) run -c release --package-path Benchmarks TributaryBenchmarks $(BENCH)
 
-# The DocC catalogs of the three libraries; any DocC warning fails.
+# The DocC catalogs of the three libraries; any DocC warning fails. TRIBUTARY_DOCS=1 makes the
+# DocC plugin a dependency (Package.swift), so nobody else resolves it.
 docs: bootstrap
-	$(SWIFT) package --disable-sandbox generate-documentation --target Tributary --target TributaryStreams --target TributaryPipeline --warnings-as-errors --output-path .build/docs
+	TRIBUTARY_DOCS=1 $(SWIFT) package --disable-sandbox generate-documentation --target Tributary --target TributaryStreams --target TributaryPipeline --warnings-as-errors --output-path .build/docs
 
 # libFuzzer harnesses (Fuzz/README.md): their own package, built with the fuzzer and address
 # sanitizers in .build-fuzz; `make fuzz` runs each for FUZZ_SECONDS (FUZZ_HARNESSES to choose).

@@ -1,5 +1,12 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+// Package traits keep the server clients out of a library user's graph. Every trait is on by
+// default (this repository builds everything); a package that needs only the store writes
+//     .package(url: "…/tributary", from: "…", traits: [])
+// and resolves and builds Yams and swift-log alone: SwiftPM fetches no dependency that only
+// disabled traits use. `traits: ["Pipelines"]` adds the pipeline runtime (and the NATS and Redis
+// sinks, whose clients are system libraries); "HTTPSink" and "PostgresSink" add those clients.
 
 let package = Package(
     name: "Tributary",
@@ -19,6 +26,14 @@ let package = Package(
         .library(name: "TributaryFuzzTargets", targets: ["TributaryFuzzTargets"]),
         .executable(name: "tributary", targets: ["TributaryCLI"]),
     ],
+    traits: [
+        .trait(name: "Pipelines", description: "TributaryPipeline and the NATS and Redis sinks: swift-metrics, swift-service-lifecycle."),
+        .trait(name: "HTTPSink", description: "TributaryHTTPSink: async-http-client (SwiftNIO).", enabledTraits: ["Pipelines"]),
+        .trait(name: "PostgresSink", description: "TributaryPostgresSink: postgres-nio (SwiftNIO).", enabledTraits: ["Pipelines"]),
+        .trait(name: "Command", description: "The tributary executable and its tests: every sink, swift-argument-parser, swift-prometheus.",
+               enabledTraits: ["HTTPSink", "PostgresSink"]),
+        .default(enabledTraits: ["Command"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
@@ -28,8 +43,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
-        // `swift package generate-documentation` (make docs) builds the DocC catalogs.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -74,19 +87,22 @@ let package = Package(
                 "Tributary", "TributaryStreams",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Pipelines"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Pipelines"])),
             ]
         ),
         .target(
             name: "TributaryHTTPSink",
-            dependencies: ["Tributary", "TributaryStreams", "TributaryPipeline", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: [
+                "Tributary", "TributaryStreams", "TributaryPipeline",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPSink"])),
+            ]
         ),
         .target(
             name: "TributaryPostgresSink",
             dependencies: [
                 "Tributary", "TributaryStreams", "TributaryPipeline",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgresSink"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -104,12 +120,12 @@ let package = Package(
                 "TributaryStreams",
                 "TributaryPipeline",
                 "TributaryHTTPSink", "TributaryPostgresSink", "TributaryNATSSink", "TributaryRedisSink",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Command"])),
                 .product(name: "Logging", package: "swift-log"),
                 // The Prometheus exporter and its server: the program picks the metrics backend.
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Command"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Command"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Command"])),
             ]
         ),
         // The examples (examples/*/README.md): executables over the library.
@@ -133,7 +149,7 @@ let package = Package(
             dependencies: [
                 "TributaryPipeline", "TributaryStreams", "Tributary", "TributaryCLI", "TributaryTestSupport",
                 "TributaryHTTPSink", "TributaryPostgresSink", "TributaryNATSSink", "TributaryRedisSink",
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Command"])),
             ]
         ),
         .testTarget(
@@ -147,3 +163,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` sets TRIBUTARY_DOCS=1: only then is the DocC plugin a dependency (as GRDB gates
+// it), so nobody else resolves it.
+if Context.environment["TRIBUTARY_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}
