@@ -154,10 +154,10 @@ public final class PostgresSink: Sink {
     private func commitDurably(on connection: PostgresConnection) async throws {
         guard let position = applied, durable != position else { return }
         do {
-            try await connection.query("BEGIN", logger: logger)
-            try await connection.query("SET LOCAL synchronous_commit TO on", logger: logger)
-            try await connection.query(checkpointQuery(position, entity: appliedEntity), logger: logger)
-            try await connection.query("COMMIT", logger: logger)
+            try await run("BEGIN", on: connection)
+            try await run("SET LOCAL synchronous_commit TO on", on: connection)
+            try await run(checkpointQuery(position, entity: appliedEntity), on: connection)
+            try await run("COMMIT", on: connection)
         } catch {
             throw lost(error)
         }
@@ -209,15 +209,15 @@ public final class PostgresSink: Sink {
                 // read or not) before the position's update: one round trip, in the implicit
                 // transaction of a single statement. The update returns no rows, so an error of
                 // either part ends the query itself (the rows of a SELECT would come later).
-                try await connection.query(withPosition(statements[0], position, entity: entity), logger: logger)
+                try await run(withPosition(statements[0], position, entity: entity), on: connection)
                 return
             }
-            try await connection.query("BEGIN", logger: logger)
-            for statement in statements { try await connection.query(statement, logger: logger) }
-            try await connection.query(checkpointQuery(position, entity: entity), logger: logger)
-            try await connection.query("COMMIT", logger: logger)
+            try await run("BEGIN", on: connection)
+            for statement in statements { try await run(statement, on: connection) }
+            try await run(checkpointQuery(position, entity: entity), on: connection)
+            try await run("COMMIT", on: connection)
         } catch let error as PSQLError where error.code == .server {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await run("ROLLBACK", on: connection)
             if Self.isRejection(error) { throw error }
             throw lost(error)
         } catch {
@@ -267,7 +267,7 @@ public final class PostgresSink: Sink {
     }
 
     public func close() async throws {
-        if let connection { try? await connection.close() }
+        if let connection { await closeWithin(connection) }
         connection = nil
     }
 
@@ -282,23 +282,30 @@ public final class PostgresSink: Sink {
                                                              password: password, database: settings.endpoint.database, tls: .disable)
         let made: PostgresConnection
         do {
-            made = try await PostgresConnection.connect(configuration: configuration, id: nextConnectionID, logger: logger)
+            let id = nextConnectionID, logger = logger
+            made = try await bounded { try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger) }
             nextConnectionID += 1
         } catch {
             throw Self.failure(error, sink: name, endpoint: settings.endpoint)
         }
         do {
             for statement in settings.createTables ? schema.createStatements() : [schema.checkpointTableStatement()] {
-                try await made.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await run(PostgresQuery(unsafeSQL: statement), on: made)
             }
             // Batches commit without waiting for the WAL flush; commitDurably waits (see the type's documentation).
-            try await made.query("SET synchronous_commit TO off", logger: logger)
+            try await run("SET synchronous_commit TO off", on: made)
             var binds = PostgresBindings()
             binds.append(context.pipeline)
-            let rows = try await made.query(PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot, entity FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
-                                                          binds: binds), logger: logger)
+            let query = PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot, entity FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
+                                      binds: binds)
+            let logger = logger
+            let rows = try await bounded {
+                var rows: [(UUID, Int64, Int32, Bool, String?)] = []
+                for try await row in try await made.query(query, logger: logger).decode((UUID, Int64, Int32, Bool, String?).self) { rows.append(row) }
+                return rows
+            }
             var position: StreamPosition?, entity: String?
-            for try await (storeID, token, index, snapshot, lastEntity) in rows.decode((UUID, Int64, Int32, Bool, String?).self) {
+            for (storeID, token, index, snapshot, lastEntity) in rows {
                 guard storeID == context.storeID else {
                     throw TributaryError(.invalidInput, "the PostgreSQL schema '\(settings.schema)' mirrors store \(storeID.lowercasedString) for pipeline '\(context.pipeline)', not store \(context.storeID.lowercasedString)",
                                          location: "sink \(name)", hint: "give the pipeline another name or the sink another schema:, or drop the row of \(PostgresMirrorSchema.checkpointTable)")
@@ -314,15 +321,37 @@ public final class PostgresSink: Sink {
             applied = position
             appliedEntity = entity
         } catch let error as TributaryError {
-            try? await made.close()
+            await closeWithin(made)
             throw error
         } catch {
-            try? await made.close()
+            await closeWithin(made)
             throw Self.failure(error, sink: name, endpoint: settings.endpoint)
         }
         connection = made
         needsRecovery = true
         return made
+    }
+
+    /// Runs `query` on `connection` within the settings' timeout (see ``bounded(_:)``).
+    private func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
+        let logger = logger
+        try await bounded { _ = try await connection.query(query, logger: logger) }
+    }
+
+    /// `operation` (a call into postgres-nio), or `sinkUnavailable` after the settings' timeout:
+    /// postgres-nio never answers a query written to a connection that closed at that moment
+    /// (the server killed), so no call into it is awaited without a deadline.
+    private func bounded<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let (name, endpoint, seconds) = (name, settings.endpoint, settings.timeout)
+        return try await Deadline.run(seconds: seconds, timedOut: {
+            TributaryError.sinkUnavailable(name, "PostgreSQL at \(endpoint) did not answer within \(seconds) s",
+                                           hint: "the pipeline retries on a new connection; check that the server runs, or raise the sink's timeout:")
+        }, operation)
+    }
+
+    /// Closes `connection`, waiting at most the settings' timeout (a connection to a dead server may never say it closed).
+    private func closeWithin(_ connection: PostgresConnection) async {
+        _ = try? await bounded { try await connection.close() }
     }
 
     /// Drops the connection after a failure worth retrying, and says so.

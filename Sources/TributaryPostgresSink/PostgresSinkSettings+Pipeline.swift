@@ -6,11 +6,11 @@ import TributaryPipeline
 /// `sinks.register(PostgresSinkSettings.self)`.
 extension PostgresSinkSettings: SinkConfiguration {
     public static let type = "postgres"
-    public static let keys = ["url", "password_env", "password_file", "schema", "tables", "create_tables"]
+    public static let keys = ["url", "password_env", "password_file", "schema", "tables", "create_tables", "timeout"]
 
     /// Reads a `type: postgres` sink's settings: `url` (default `${POSTGRES_URL}`),
     /// `password_env` or `password_file`, `schema` (default `public`), `tables` (entity →
-    /// table) and `create_tables` (default true).
+    /// table), `create_tables` (default true) and `timeout` (default 60s).
     public init(settings node: PipelineSettingsNode) throws {
         let urlNode = node["url"] ?? node.child("url")
         let text = try node["url"]?.string() ?? urlNode.substitute("${POSTGRES_URL}")
@@ -43,6 +43,10 @@ extension PostgresSinkSettings: SinkConfiguration {
             case "false", "no", "off": createTables = false
             default: throw n.fail("create_tables must be true or false, not '\(n.text)'")
             }
+        }
+        if let n = node["timeout"] {
+            timeout = try n.duration()
+            guard timeout > 0 else { throw n.fail("the timeout must be longer than 0", hint: "write 60s") }
         }
     }
 

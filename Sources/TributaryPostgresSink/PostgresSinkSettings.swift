@@ -23,16 +23,21 @@ public struct PostgresSinkSettings: Sendable, Equatable {
     public var tables: [String: String]
     /// Whether the sink creates missing tables from the store's model.
     public var createTables: Bool
+    /// How long to wait for the server to answer a connect, a statement or a commit, in seconds
+    /// (`timeout`): past it the call fails as `sinkUnavailable` on a dropped connection and the
+    /// pipeline retries, so a server that died or stopped answering never holds the pipeline.
+    public var timeout: TimeInterval
 
-    /// Settings; the defaults are schema `public`, tables named after their entities, created when missing.
+    /// Settings; the defaults are schema `public`, tables named after their entities, created when missing, a 60 s timeout.
     public init(endpoint: PostgresEndpoint, passwordEnvironment: String? = nil, passwordFile: String? = nil, schema: String = "public",
-                tables: [String: String] = [:], createTables: Bool = true) {
+                tables: [String: String] = [:], createTables: Bool = true, timeout: TimeInterval = 60) {
         self.endpoint = endpoint
         self.passwordEnvironment = passwordEnvironment
         self.passwordFile = passwordFile
         self.schema = schema
         self.tables = tables
         self.createTables = createTables
+        self.timeout = timeout
     }
 }
 

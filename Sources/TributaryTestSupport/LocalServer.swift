@@ -75,6 +75,22 @@ public final class LocalServer: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Freezes the server and its child processes with SIGSTOP, as a hung machine would: its
+    /// connections stay open and nothing answers, until ``resume()``.
+    public func suspend() { signalTree(SIGSTOP) }
+
+    /// Lets a server frozen by ``suspend()`` run again.
+    public func resume() { signalTree(SIGCONT) }
+
+    /// Sends `signal` to the server's process and its children (PostgreSQL's backends, one per connection).
+    private func signalTree(_ signal: Int32) {
+        guard let process = lock.withLock({ self.process }), process.isRunning else { return }
+        let pid = process.processIdentifier
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) { Foundation.kill(child, signal) }
+        Foundation.kill(pid, signal)
+    }
+
     /// Stops the server cleanly (its shutdown command or SIGTERM, then SIGKILL after 10 s).
     public func terminate() {
         guard let process = lock.withLock({ self.process }) else { return }

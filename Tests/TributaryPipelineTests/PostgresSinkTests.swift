@@ -85,7 +85,7 @@ enum PostgresMirror {
 }
 
 /// The PostgreSQL sink against a real server: the shared sink suite, settings, and refused records under each `on_error`.
-@Suite(.serialized) struct PostgresSinkTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct PostgresSinkTests {
     static func settings(_ server: LocalServer, schema: String, createTables: Bool = true) throws -> PostgresSinkSettings {
         PostgresSinkSettings(endpoint: try PostgresEndpoint(parsing: server.url), schema: schema, createTables: createTables)
     }
@@ -228,11 +228,11 @@ enum PostgresMirror {
     }
 
     @Test func readsItsSettingsFromThePipelineFile() throws {
-        let text = "name: m\nsource: {store: s}\nsinks:\n  - type: postgres\n    password_env: PGPASS\n    schema: mirror\n    tables: {Post: posts}\n    create_tables: false\n"
+        let text = "name: m\nsource: {store: s}\nsinks:\n  - type: postgres\n    password_env: PGPASS\n    schema: mirror\n    tables: {Post: posts}\n    create_tables: false\n    timeout: 5s\n"
         let pipeline = try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": "postgres://app@db.example:6543/blog"])
         let settings = try #require(pipeline.sinks[0].configuration as? PostgresSinkSettings)
         #expect(settings == PostgresSinkSettings(endpoint: PostgresEndpoint(host: "db.example", port: 6543, user: "app", database: "blog"),
-                                                 passwordEnvironment: "PGPASS", schema: "mirror", tables: ["Post": "posts"], createTables: false))
+                                                 passwordEnvironment: "PGPASS", schema: "mirror", tables: ["Post": "posts"], createTables: false, timeout: 5))
         #expect(try PostgresEndpoint(parsing: "postgresql://me@localhost") == PostgresEndpoint(host: "localhost", port: 5432, user: "me", database: "me"))
         let shipped = try PipelineFile(contentsOf: PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/postgres-mirror.yml"),
                                        environment: ["POSTGRES_URL": "postgres://tributary@127.0.0.1:5432/postgres"], sinks: PipelineFixtures.sinks)
@@ -251,6 +251,7 @@ enum PostgresMirror {
         #expect(failure("") == "test.yml:3: sinks[0].url: the environment variable POSTGRES_URL is not set; export POSTGRES_URL, or write ${POSTGRES_URL:-default}")
         #expect(failure("    create_tables: maybe\n", ["POSTGRES_URL": "postgres://a@b/c"]).contains("create_tables must be true or false"))
         #expect(failure("    password_env: A\n    password_file: B\n", ["POSTGRES_URL": "postgres://a@b/c"]).contains("give password_env or password_file, not both"))
+        #expect(failure("    timeout: 0s\n", ["POSTGRES_URL": "postgres://a@b/c"]).contains("the timeout must be longer than 0"))
     }
 
     /// Five creates, the third refused by a CHECK constraint of an existing table.
@@ -348,6 +349,36 @@ enum PostgresMirror {
         #expect(try PostgresMirror.query(server, "SELECT \"_pk\", title, content FROM articles").sorted() == expected.sorted())
         #expect(expected.count == 18)
         #expect(try PostgresMirror.query(server, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'Post'") == ["0"], "no table was created")
+    }
+
+    /// A server that stops answering (SIGSTOP: its connections stay open) fails the delivery
+    /// within the sink's timeout as `sinkUnavailable`, and the sink delivers on a new connection
+    /// once it answers again. Without the deadline the await never returned (the time limit
+    /// names the test; see the commit).
+    @Test(.timeLimit(.minutes(2))) func aServerThatStopsAnsweringFailsTheDeliveryWithinTheTimeout() async throws {
+        let server = try PostgresServer.start()
+        defer { server.resume(); server.stop() }
+        var settings = try Self.settings(server, schema: "public")
+        settings.timeout = 2
+        let sink = PostgresSink(name: "pg", settings: settings)
+        _ = try await sink.open(SinkSuite.context)
+        let records = Self.refusedBatch().filter { $0.objectID.primaryKey != 3 }
+        try await sink.deliver(Array(records.prefix(2)))
+        server.suspend()
+        let started = Date()
+        do {
+            try await sink.deliver(Array(records.suffix(2)))
+            Issue.record("a frozen server took the batch")
+        } catch let error as TributaryError {
+            #expect(error.code == .sinkUnavailable)
+            #expect(error.message.contains("did not answer within 2.0 s"), "\(error)")
+        }
+        #expect(Date().timeIntervalSince(started) < 30, "failed within the timeout, not after the server came back")
+        server.resume()
+        try await sink.deliver(Array(records.suffix(2)))
+        #expect(try await sink.checkpoint(through: records[3].position) == records[3].position)
+        try await sink.close()
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\" FROM \"Post\" ORDER BY 1") == ["1", "2", "4", "5"])
     }
 
     @Test func refusesAMirrorOfAnotherStore() async throws {
