@@ -194,3 +194,26 @@ enum Wait {
         return try condition()
     }
 }
+
+extension TailCLITests {
+    /// A write by a program that does not use Tributary (the sqlite3 shell) wakes `tail
+    /// --follow`, which prints it with its before and after values (issue 22).
+    @Test func followPrintsWhatTheSQLiteShellWrites() async throws {
+        let store = try makeStore()
+        try importPosts(store, 0..<2)
+        let tail = try FollowingProcess(["tail", store, "-n", "0", "--follow", "--json"])
+        try await Task.sleep(for: .milliseconds(300))
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        shell.arguments = [store, "UPDATE Post SET title = 'From the shell' WHERE externalID = 'ext-1'"]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0)
+        #expect(await Wait.until { tail.lines.contains { $0.contains("From the shell") } }, "printed: \(tail.lines)")
+        let line = try #require(tail.lines.first { $0.contains("From the shell") })
+        #expect(line.contains(#""before":"Post 1""#) && line.contains(#""after":"From the shell""#), "\(line)")
+        #expect(line.contains(#""processName":"foreign""#), "\(line)")
+        tail.signal(SIGINT)
+        #expect(tail.waitForExit() == 0)
+    }
+}

@@ -43,8 +43,6 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// Commits read from the log but not folded yet.
     private var commits: [WALScanner.Commit] = []
     private var lastDataVersion: Int64 = -1
-    /// The data version at which ``hasPending(on:)`` last found nothing to fold.
-    private var checkedVersion: Int64 = -1
     /// Whether this process has held a pin without a gap since its last fold.
     private var pinnedSinceFold = false
     private var folded = false
@@ -66,29 +64,30 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             try db.transaction {
                 try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
                 capture.tables = try CaptureInstaller.recorded(on: db)
-                try capture.foldPending(on: db)
+                try capture.foldPending(on: db, recordingPosition: true)
                 let outcome = try CaptureInstaller.install(on: db, schema: schema)
                 capture.tables = outcome.tables
                 capture.repaired = outcome.repaired
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
+                // Both pins open their files now, not at their first use (the process's
+                // descriptors stay the same from here on); the first pin is taken before this
+                // commit, so no commit falls between the position recorded and the pin.
+                _ = try capture.pins[1].scalar("SELECT count(*) FROM sqlite_master")
+                try capture.movePin(on: db)
             }
+            capture.pinnedSinceFold = true
         }
-        // Both pins open their files now, not at their first use: the process's descriptors
-        // stay the same from here on.
-        for pin in capture.pins { _ = try pin.scalar("SELECT foldedSeq FROM \(CaptureLog.state)") }
         return capture
     }
 
     /// Whether other programs committed log rows not folded yet: read outside any
-    /// transaction, so that a reader of history takes the write lock only when there is
-    /// something to fold, not after every commit of another Tributary process.
+    /// transaction (two seeks), so that a reader of history takes the write lock only when
+    /// there is something to fold, not after every commit of another Tributary process.
+    /// (`PRAGMA data_version` cannot tell: outside a transaction it is only as fresh as
+    /// the connection's last read.)
     func hasPending(on db: Connection) throws -> Bool {
-        let version = try db.scalar("PRAGMA data_version")?.integerValue ?? -1
-        guard version != lastDataVersion, version != checkedVersion else { return false }
         let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
-        let folded = try db.scalar("SELECT foldedSeq FROM \(CaptureLog.state)")?.integerValue ?? 0
-        if newest <= folded { checkedVersion = version }
-        return newest > folded
+        return newest > (try db.scalar("SELECT foldedSeq FROM \(CaptureLog.state)")?.integerValue ?? 0)
     }
 
     // MARK: WriteParticipant
@@ -114,22 +113,12 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     }
 
     /// Takes a read transaction on the spare pin (it sees what was committed before this
-    /// transaction, all of it folded) and marks the old one for release after the commit;
-    /// first lets a checkpoint complete when the log has grown past ``restartSize``.
+    /// transaction, all of it folded) and marks the old one for release after the commit.
     private func movePin(on db: Connection) throws {
-        var size: sqlite3_int64 = 0
-        if tributary_file_size(db.handle, 1, &size) == SQLITE_OK, size > Self.restartSize {
-            // Everything committed is folded and nothing can commit while this transaction
-            // holds the write lock: drop the pins so that a checkpoint can complete, and pin again.
-            for pin in pins where pin.isInTransaction { try pin.execute("COMMIT") }
-            activePin = nil
-            releasing = nil
-            _ = try pins[0].scalar("PRAGMA wal_checkpoint(PASSIVE)")
-        }
         let next = activePin.map { ($0 + 1) % pins.count } ?? 0
         if pins[next].isInTransaction { try pins[next].execute("COMMIT") }
         try pins[next].execute("BEGIN")
-        _ = try pins[next].scalar("SELECT foldedSeq FROM \(CaptureLog.state)")
+        _ = try pins[next].scalar("SELECT count(*) FROM sqlite_master")
         releasing = activePin
         activePin = next
         lastPinMove = Date()
@@ -140,24 +129,59 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         releasing = nil
         if committed {
             if folded { pinnedSinceFold = activePin != nil }
+            restartLogIfLarge(on: db)
         } else {
             lastDataVersion = -1
         }
         folded = false
     }
 
+    /// A pin taken while frames wait to be checkpointed keeps the log from ever restarting,
+    /// so under a steady writer it would grow without bound. Past ``restartSize``, in a write
+    /// transaction of its own (nothing can commit meanwhile) that finds nothing left to fold,
+    /// the pins are dropped, a checkpoint copies every frame into the database, and the pin
+    /// is taken again on a log that is wholly copied: the next writer starts the log over.
+    /// The transaction is rolled back, so it writes no frame that would stop the restart.
+    private func restartLogIfLarge(on db: Connection) {
+        // The frames in use, not the file's size: a restarted log keeps its file and is written over.
+        guard Int64(scanner.frame) * Int64(24 + scanner.pageSize) > Self.restartSize else { return }
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            defer { try? db.execute("ROLLBACK") }
+            let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
+            guard newest <= (try CaptureState.read(on: db)).foldedSeq else { return }
+            for pin in pins where pin.isInTransaction { try pin.execute("COMMIT") }
+            (activePin, releasing) = (nil, nil)
+            _ = try pins[0].scalar("PRAGMA wal_checkpoint(PASSIVE)")
+            try movePin(on: db)
+            releasing = nil
+        } catch {
+            for pin in pins where pin.isInTransaction { try? pin.execute("COMMIT") }
+            (activePin, releasing) = (nil, nil)
+            pinnedSinceFold = false
+        }
+    }
+
     // MARK: Folding
 
     /// Folds every log row other programs committed into history transactions, on the
     /// writer inside its write transaction.
-    func foldPending(on db: Connection) throws {
+    func foldPending(on db: Connection, recordingPosition: Bool = false) throws {
         let state = try CaptureState.read(on: db)
-        guard let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue, newest > state.foldedSeq else { return }
+        let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
+        guard newest > state.foldedSeq else {
+            if recordingPosition { try recordPosition(state, on: db) }
+            return
+        }
         let groups = try boundaries(state: state, through: newest, on: db)
         let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
         let changes = try ForeignFold(tables: tables, schema: schema).changes(of: rows, in: groups, on: db)
+        var sources: [Bool: Int64] = [:]
         for (group, changes) in zip(groups, changes) where !changes.isEmpty {
-            try Self.record(changes, exact: group.exact, on: db)
+            let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
+            let source = try sources[group.exact] ?? HistoryRecorder.sourceID(author: nil, contextName: nil, processID: processID, processName: processName, on: db)
+            sources[group.exact] = source
+            try Self.record(changes, source: source, on: db)
         }
         try db.execute("DELETE FROM \(CaptureLog.table) WHERE seq <= ?", [.integer(newest)])
         try db.execute("INSERT INTO \(CaptureLog.table) (seq, t) VALUES (?, 0)", [.integer(newest)])
@@ -165,6 +189,17 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         try CaptureState(salts: salts, walFrame: scanner.frame, foldedSeq: newest).write(on: db)
         commits.removeAll { $0.maxSeq <= newest }
         folded = true
+    }
+
+    /// Writes where the log has been read to when nothing was pending (at open, with the
+    /// first pin taken in the same transaction): the next fold then knows its generation.
+    private func recordPosition(_ state: CaptureState, on db: Connection) throws {
+        let read = walReader(db)
+        let root = try logRoot(on: db)
+        let file = try filePage(db)
+        commits += scanner.scan(read) { page in LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) }) }
+        commits.removeAll { $0.maxSeq <= state.foldedSeq }
+        try CaptureState(salts: WALScanner.salts(read), walFrame: scanner.frame, foldedSeq: state.foldedSeq).write(on: db)
     }
 
     /// The transactions in `(state.foldedSeq, newest]`: exact where the write-ahead log
@@ -199,7 +234,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         }
     }
 
-    private static func record(_ changes: [RecordedChange], exact: Bool, on db: Connection) throws {
+    private static func record(_ changes: [RecordedChange], source: Int64, on db: Connection) throws {
         var body = ByteWriter()
         var names = NameTable()
         var entities: [String] = []
@@ -208,8 +243,6 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             if !entities.contains(change.entity) { entities.append(change.entity) }
         }
         let payload = try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names)
-        let (processID, processName) = exact ? foreignSource : unknownBoundariesSource
-        let source = try HistoryRecorder.sourceID(author: nil, contextName: nil, processID: processID, processName: processName, on: db)
         _ = try HistoryRecorder.insertTransaction(payload: payload, count: changes.count, entities: entities, sourceID: source, timestamp: Date(), on: db)
     }
 

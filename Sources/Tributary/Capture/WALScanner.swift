@@ -37,7 +37,7 @@ struct WALScanner {
 
     /// Reads on from where the last call stopped (from frame 1 in a new generation), and
     /// returns each commit read, with the log's largest `seq` at it from `maximum`.
-    mutating func scan(_ read: Read, maximum: (_ page: (UInt32) -> [UInt8]?) -> Int64?) -> [Commit] {
+    mutating func scan(_ read: @escaping Read, maximum: (_ page: (UInt32) -> [UInt8]?) -> Int64?) -> [Commit] {
         guard let header = read(0, 32), let start = Self.validHeader(header) else { return [] }
         let salts = (header.bigEndian32(16), header.bigEndian32(20))
         if !started || salts != (salt1, salt2) {
@@ -64,9 +64,8 @@ struct WALScanner {
                 pending = [:]
                 frame = next
                 checksum = running
-                let snapshot = pages
-                let page: (UInt32) -> [UInt8]? = { number in
-                    guard let f = snapshot[number] else { return nil }
+                func page(_ number: UInt32) -> [UInt8]? {
+                    guard let f = pages[number] else { return nil }
                     return read(32 + Int64(f - 1) * Int64(frameSize) + 24, frameSize - 24)
                 }
                 if let max = maximum(page) { commits.append(Commit(frame: next, maxSeq: max)) }

@@ -54,6 +54,7 @@ final class StoreDatabase: Sendable {
             }
             // The writer's own triggers are TEMP copies; stored ones are for other programs.
             if Connection.canDisableMainTriggersOnly { try connection.disableMainTriggers() }
+            connection.waitForLocksInShortSteps()
         } catch let error as SQLiteError {
             throw StoreDatabase.translate(error, path: connection.path, timeout: busyTimeout)
         }

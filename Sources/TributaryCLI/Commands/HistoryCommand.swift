@@ -45,7 +45,7 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let coordinator = try storeOptions.open(readOnly: true)
+        let coordinator = try storeOptions.openForHistory()
         let filter = try filters.filter(checkedIn: coordinator)
         if count {
             Console.print(String(try coordinator.countHistory(.fetchHistory(withFilter: filter))))

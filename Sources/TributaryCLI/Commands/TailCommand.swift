@@ -45,7 +45,7 @@ struct TailCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let coordinator = try storeOptions.open(readOnly: consumer == nil)
+        let coordinator = try consumer == nil ? storeOptions.openForHistory() : storeOptions.open()
         let filter = try filters.filter(checkedIn: coordinator)
         var configuration = HistoryWatcher.Configuration(consumerName: consumer)
         configuration.filter = filter

@@ -12,7 +12,7 @@ struct TokenCommand: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
 
     func run() async throws {
-        let coordinator = try storeOptions.open(readOnly: true)
+        let coordinator = try storeOptions.openForHistory()
         Console.print(try coordinator.currentPersistentHistoryToken().description)
     }
 }

@@ -20,6 +20,16 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens the store with the model cached in it.
+    /// Opens the store to read its history: read-write when this user may write the file
+    /// and its directory, so that writes other programs made (the sqlite3 shell, Python)
+    /// are folded into history as it is read; read-only otherwise, where they appear once
+    /// a read-write Tributary process has folded them.
+    func openForHistory() throws -> PersistentStoreCoordinator {
+        let directory = url.deletingLastPathComponent().path
+        let writable = access(url.path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0
+        return try open(readOnly: !writable)
+    }
+
     func open(readOnly: Bool = false) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator()
         let description = PersistentStoreDescription(url: url)

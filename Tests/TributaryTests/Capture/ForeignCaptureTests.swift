@@ -238,3 +238,37 @@ extension ForeignCaptureTests {
         #expect(size < 16 << 20)
     }
 }
+
+extension ForeignCaptureTests {
+    /// A foreign writer at full speed, with SQLite's automatic checkpoints, while this
+    /// process folds: every transaction keeps its boundaries, and the log is restarted
+    /// (the pins let a checkpoint complete past 4 MB) so it does not grow without bound.
+    @Test func aFastForeignWriterKeepsItsBoundariesAndTheLogStaysBounded() async throws {
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        let count = 1_500
+        let writer = try ForeignWriter.startPython(path, """
+            body = "x" * 3000
+            for i in range(\(count)):
+                db.execute("INSERT INTO Post (title, externalID, createdAt, content) VALUES (?, ?, 0, ?)", ("p%d" % i, "e%d" % i, body))
+                if i % 3 == 0:
+                    db.execute("UPDATE Tag SET color = ? WHERE 0", ("z",))
+                db.commit()
+            print("done", flush=True)
+            """)
+        // Fold as a watcher woken at each commit would (the token folds first), noting the log's size.
+        var largest = 0
+        while writer.isRunning {
+            _ = try coordinator.currentPersistentHistoryToken()
+            largest = max(largest, (try? FileManager.default.attributesOfItem(atPath: path.path + "-wal")[.size] as? Int) ?? 0)
+        }
+        writer.waitUntilExit()
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.count == count)
+        let wrong = transactions.filter { $0.processName != "foreign" || $0.changes.count != 1 }
+        #expect(wrong.isEmpty, "\(wrong.count) transactions not exact, the first with \(wrong.first?.changes.count ?? 0) changes")
+        let titles = transactions.map { $0.changes.first.flatMap { value($0, "title")?.after } }
+        #expect(titles == (0..<count).map { AttributeValue.string("p\($0)") }, "out of order")
+        #expect(largest < 16 << 20, "the log reached \(largest) bytes")
+    }
+}
