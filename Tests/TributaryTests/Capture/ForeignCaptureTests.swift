@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tributary
+import TributaryTestSupport
 
 /// Writes by programs that do not use Tributary (the `sqlite3` shell, Python) appear in
 /// history: one history transaction per SQL transaction, with before and after values,
@@ -270,5 +271,37 @@ extension ForeignCaptureTests {
         let titles = transactions.map { $0.changes.first.flatMap { value($0, "title")?.after } }
         #expect(titles == (0..<count).map { AttributeValue.string("p\($0)") }, "out of order")
         #expect(largest < 16 << 20, "the log reached \(largest) bytes")
+    }
+}
+
+extension ForeignCaptureTests {
+    /// The fold is one SQL transaction: a process killed while folding leaves the log as it
+    /// was, and the next fold records every foreign transaction exactly once.
+    @Test func aFolderKilledMidFoldLosesNothingAndRecordsNothingTwice() throws {
+        let start: PersistentHistoryToken
+        do { start = try open().currentPersistentHistoryToken() }
+        // The writer stays open so that the log keeps every transaction's frames.
+        let writer = try ForeignWriter.startPython(path, """
+            for t in range(40):
+                db.executemany("INSERT INTO Tag (name) VALUES (?)", [("t%d-%d" % (t, i),) for i in range(1000)])
+                db.commit()
+            print("written", flush=True)
+            import time
+            time.sleep(120)
+            """)
+        defer { kill(writer.processIdentifier, SIGKILL); writer.waitUntilExit() }
+        _ = (writer.standardOutput as! Pipe).fileHandleForReading.availableData
+        var killed = 0
+        for round in 0..<4 {
+            let folder = try TributaryProcess.start(["token", path.path], environment: [:], output: dir.file("fold-\(round).log"))
+            usleep(UInt32.random(in: 20_000...300_000))
+            if folder.isRunning { kill(folder.processIdentifier, SIGKILL); killed += 1 }
+            folder.waitUntilExit()
+        }
+        let transactions = try history(try open(), after: start)
+        #expect(transactions.count == 40, "killed \(killed) folders")
+        #expect(transactions.allSatisfy { $0.changes.count == 1_000 && $0.processName == "foreign" })
+        let names = transactions.flatMap { $0.changes.compactMap { value($0, "name")?.after } }
+        #expect(names.count == 40_000 && Set(names).count == 40_000, "every change once")
     }
 }
