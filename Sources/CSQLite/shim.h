@@ -32,3 +32,17 @@ static inline int tributary_file_size(sqlite3 *db, int journal, sqlite3_int64 *s
     if (rc != SQLITE_OK || file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
     return file->pMethods->xFileSize(file, size);
 }
+
+// The frames in the write-ahead log (mxFrame of the WAL index header), read from the
+// connection's own mapping of the -shm file: a hint, read without a lock.
+static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {
+    sqlite3_file *file = 0;
+    int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+    if (rc != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return SQLITE_NOTFOUND;
+    volatile void *region = 0;
+    rc = file->pMethods->xShmMap(file, 0, 32768, 0, &region);
+    if (rc != SQLITE_OK) return rc;
+    if (region == 0) return SQLITE_NOTFOUND;
+    *frames = *(const volatile unsigned int *)((const volatile unsigned char *)region + 16);
+    return SQLITE_OK;
+}

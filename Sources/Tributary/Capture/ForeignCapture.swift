@@ -47,6 +47,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     private var pinnedSinceFold = false
     private var folded = false
     private var lastPinMove = Date.distantPast
+    private var lastRestart = Date.distantPast
+    /// The database's page size, read at open.
+    private var pageSize: Int?
     /// Tables whose triggers were found dropped or changed and put back, at the last open.
     private(set) var repaired: [String] = []
 
@@ -63,6 +66,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         try database.addParticipant(capture) { db in
             try db.transaction {
                 try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
+                capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
                 capture.tables = try CaptureInstaller.recorded(on: db)
                 try capture.foldPending(on: db, recordingPosition: true)
                 let outcome = try CaptureInstaller.install(on: db, schema: schema)
@@ -143,8 +147,13 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// is taken again on a log that is wholly copied: the next writer starts the log over.
     /// The transaction is rolled back, so it writes no frame that would stop the restart.
     private func restartLogIfLarge(on db: Connection) {
-        // The frames in use, not the file's size: a restarted log keeps its file and is written over.
-        guard Int64(scanner.frame) * Int64(24 + scanner.pageSize) > Self.restartSize else { return }
+        // The frames in use (the WAL index's count), not the file's size: a restarted log
+        // keeps its file and is written over. At most one attempt a second: a reader of
+        // another program can keep the checkpoint from completing.
+        var frames: UInt32 = 0
+        guard Date().timeIntervalSince(lastRestart) >= 1, tributary_wal_frames(db.handle, &frames) == SQLITE_OK,
+              Int64(frames) * Int64(24 + (pageSize ?? 4096)) > Self.restartSize else { return }
+        lastRestart = Date()
         do {
             try db.execute("BEGIN IMMEDIATE")
             defer { try? db.execute("ROLLBACK") }
