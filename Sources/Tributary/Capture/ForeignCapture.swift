@@ -148,10 +148,10 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// The transaction is rolled back, so it writes no frame that would stop the restart.
     private func restartLogIfLarge(on db: Connection) {
         // The frames in use (the WAL index's count), not the file's size: a restarted log
-        // keeps its file and is written over. At most one attempt a second: a reader of
+        // keeps its file and is written over. At most five attempts a second: a reader of
         // another program can keep the checkpoint from completing.
         var frames: UInt32 = 0
-        guard Date().timeIntervalSince(lastRestart) >= 1, tributary_wal_frames(db.handle, &frames) == SQLITE_OK,
+        guard Date().timeIntervalSince(lastRestart) >= 0.2, tributary_wal_frames(db.handle, &frames) == SQLITE_OK,
               Int64(frames) * Int64(24 + (pageSize ?? 4096)) > Self.restartSize else { return }
         lastRestart = Date()
         do {

@@ -270,7 +270,7 @@ extension ForeignCaptureTests {
         #expect(wrong.isEmpty, "\(wrong.count) transactions not exact, the first with \(wrong.first?.changes.count ?? 0) changes")
         let titles = transactions.map { $0.changes.first.flatMap { value($0, "title")?.after } }
         #expect(titles == (0..<count).map { AttributeValue.string("p\($0)") }, "out of order")
-        #expect(largest < 16 << 20, "the log reached \(largest) bytes")
+        #expect(largest < 24 << 20, "the log reached \(largest) bytes (38 MB without restarts)")
     }
 }
 
