@@ -67,6 +67,10 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             try db.transaction {
                 try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
+                // The pins keep SQLite's own checkpoint after each commit from completing, so past
+                // its threshold it would run (and sync) after every commit: the writer leaves
+                // checkpoints to the log restart instead, which copies and restarts every 4 MB.
+                try db.execute("PRAGMA wal_autocheckpoint = 0")
                 capture.tables = try CaptureInstaller.recorded(on: db)
                 try capture.foldPending(on: db, recordingPosition: true)
                 let outcome = try CaptureInstaller.install(on: db, schema: schema)
