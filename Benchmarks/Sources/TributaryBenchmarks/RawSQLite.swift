@@ -41,19 +41,24 @@ final class RawSQLite {
         if createSchema { raw.exec(Workload.schema) }
         let insert = raw.prepare(#"INSERT INTO "Post" ("title", "content", "externalID", "createdAt") VALUES (?, ?, ?, ?)"#)
         defer { sqlite3_finalize(insert) }
-        return Harness.time {
+        return raw.timedTransactions(rows: rows, batch: batch) { k in
+            bind(insert, 1, Workload.title(k))
+            bind(insert, 2, Workload.content(k))
+            bind(insert, 3, Workload.externalID(k))
+            sqlite3_bind_double(insert, 4, Workload.createdAt(k))
+            precondition(sqlite3_step(insert) == SQLITE_DONE)
+            sqlite3_reset(insert)
+        }
+    }
+
+    /// Runs `step` for rows 0 to `rows - 1`, `batch` rows a transaction; returns the seconds.
+    func timedTransactions(rows: Int, batch: Int, _ step: (Int) -> Void) -> Double {
+        Harness.time {
             var j = 0
             while j < rows {
-                raw.exec("BEGIN")
-                for k in j..<min(j + batch, rows) {
-                    bind(insert, 1, Workload.title(k))
-                    bind(insert, 2, Workload.content(k))
-                    bind(insert, 3, Workload.externalID(k))
-                    sqlite3_bind_double(insert, 4, Workload.createdAt(k))
-                    precondition(sqlite3_step(insert) == SQLITE_DONE)
-                    sqlite3_reset(insert)
-                }
-                raw.exec("COMMIT")
+                exec("BEGIN")
+                for k in j..<min(j + batch, rows) { step(k) }
+                exec("COMMIT")
                 j += batch
             }
         }
@@ -66,19 +71,11 @@ final class RawSQLite {
         let raw = RawSQLite(path: path)
         let update = raw.prepare(#"UPDATE "Post" SET "title" = ? WHERE "_pk" = ?"#)
         defer { sqlite3_finalize(update) }
-        return Harness.time {
-            var j = 0
-            while j < rows {
-                raw.exec("BEGIN")
-                for k in j..<min(j + batch, rows) {
-                    bind(update, 1, "Edited \(k)")
-                    sqlite3_bind_int64(update, 2, Int64(k + 1))
-                    precondition(sqlite3_step(update) == SQLITE_DONE)
-                    sqlite3_reset(update)
-                }
-                raw.exec("COMMIT")
-                j += batch
-            }
+        return raw.timedTransactions(rows: rows, batch: batch) { k in
+            bind(update, 1, "Edited \(k)")
+            sqlite3_bind_int64(update, 2, Int64(k + 1))
+            precondition(sqlite3_step(update) == SQLITE_DONE)
+            sqlite3_reset(update)
         }
     }
 
