@@ -26,13 +26,6 @@ static inline int tributary_read_file(sqlite3 *db, int journal, void *buffer, in
     return file->pMethods->xRead(file, buffer, amount, offset);
 }
 
-static inline int tributary_file_size(sqlite3 *db, int journal, sqlite3_int64 *size) {
-    sqlite3_file *file = 0;
-    int rc = sqlite3_file_control(db, "main", journal ? SQLITE_FCNTL_JOURNAL_POINTER : SQLITE_FCNTL_FILE_POINTER, &file);
-    if (rc != SQLITE_OK || file == 0 || file->pMethods == 0) return SQLITE_NOTFOUND;
-    return file->pMethods->xFileSize(file, size);
-}
-
 // The frames in the write-ahead log (mxFrame of the WAL index header), read from the
 // connection's own mapping of the -shm file: a hint, read without a lock.
 static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {

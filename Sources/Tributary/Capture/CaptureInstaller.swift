@@ -5,13 +5,6 @@ import Foundation
 /// `_tributary_capture_table`, so that rows logged before a migration are still read
 /// with the columns they were written with.
 enum CaptureInstaller {
-    /// What one installation found.
-    struct Outcome {
-        let tables: [CapturedTable]
-        /// Tables whose triggers had been dropped or changed by someone else and were put back.
-        let repaired: [String]
-    }
-
     /// The captured tables as recorded (for folding rows logged under them).
     static func recorded(on db: Connection) throws -> [CapturedTable] {
         let statement = try db.makeStatement("SELECT id, name, kind, columns, uniques FROM \(CaptureLog.tables) ORDER BY id")
@@ -28,18 +21,16 @@ enum CaptureInstaller {
 
     /// Brings every table of `schema` under capture, keeping each known table's number,
     /// and removes the triggers of tables no longer in it.
-    static func install(on db: Connection, schema: StoreSchema) throws -> Outcome {
+    static func install(on db: Connection, schema: StoreSchema) throws -> [CapturedTable] {
         let known = Dictionary(try recorded(on: db).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
         var tables: [CapturedTable] = []
-        var repaired: [String] = []
         for table in CapturedTable.all(in: schema) {
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
             let existing = try triggerSQL(of: id, on: db)
             let wanted = CaptureTriggers(table: captured).statements
             if existing != Set(wanted) {
-                if !existing.isEmpty && known[table.name] == captured { repaired.append(table.name) }
                 try dropTriggers(of: id, on: db)
                 for sql in wanted { try db.execute(sql) }
             }
@@ -50,7 +41,7 @@ enum CaptureInstaller {
             tables.append(captured)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Outcome(tables: tables, repaired: repaired)
+        return tables
     }
 
     /// Removes every capture trigger (the table list and log stay, for history's sake).

@@ -1,14 +1,10 @@
 /// How far the capture log has been folded into history (`_tributary_capture_state`):
 /// the last log row folded, and the write-ahead log generation (its salts) and commit
 /// frame read up to then.
-struct CaptureState: Equatable {
+struct CaptureState {
     var salts: (UInt32, UInt32)?
     var walFrame: Int
     var foldedSeq: Int64
-
-    static func == (a: CaptureState, b: CaptureState) -> Bool {
-        a.salts?.0 == b.salts?.0 && a.salts?.1 == b.salts?.1 && a.walFrame == b.walFrame && a.foldedSeq == b.foldedSeq
-    }
 
     static func read(on db: Connection) throws -> CaptureState {
         let statement = try db.cachedStatement("SELECT walSalt1, walSalt2, walFrame, foldedSeq FROM \(CaptureLog.state) WHERE id = 1")

@@ -34,7 +34,11 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// The log size above which the pins are dropped for a checkpoint so that the log restarts.
     static let restartSize: Int64 = 4 << 20
 
-    private(set) var tables: [CapturedTable] = []
+    /// The captured tables, and the fold that reads their log rows (made again when they change).
+    private(set) var tables: [CapturedTable] = [] {
+        didSet { fold = ForeignFold(tables: tables, schema: schema) }
+    }
+    private var fold: ForeignFold
     private let schema: StoreSchema
     private let pins: [Connection]
     private var activePin: Int?
@@ -50,12 +54,11 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     private var lastRestart = Date.distantPast
     /// The database's page size, read at open.
     private var pageSize: Int?
-    /// Tables whose triggers were found dropped or changed and put back, at the last open.
-    private(set) var repaired: [String] = []
 
     private init(schema: StoreSchema, pins: [Connection]) {
         self.schema = schema
         self.pins = pins
+        self.fold = ForeignFold(tables: [], schema: schema)
     }
 
     /// Installs capture on the store's writer, folds what was logged before, and registers
@@ -73,9 +76,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
                 try db.execute("PRAGMA wal_autocheckpoint = 0")
                 capture.tables = try CaptureInstaller.recorded(on: db)
                 try capture.foldPending(on: db, recordingPosition: true)
-                let outcome = try CaptureInstaller.install(on: db, schema: schema)
-                capture.tables = outcome.tables
-                capture.repaired = outcome.repaired
+                capture.tables = try CaptureInstaller.install(on: db, schema: schema)
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
                 // Both pins open their files now, not at their first use (the process's
                 // descriptors stay the same from here on); the first pin is taken before this
@@ -188,7 +189,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         }
         let groups = try boundaries(state: state, through: newest, on: db)
         let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
-        let changes = try ForeignFold(tables: tables, schema: schema).changes(of: rows, in: groups, on: db)
+        let changes = try fold.changes(of: rows, in: groups, on: db)
         var sources: [Bool: Int64] = [:]
         for (group, changes) in zip(groups, changes) where !changes.isEmpty {
             let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
