@@ -12,8 +12,8 @@ import Foundation
 /// - Where one transaction's log rows end is read from the write-ahead log: each commit
 ///   frame ends a transaction, and the log b-tree's largest rowid as of that frame
 ///   (``WALScanner``, ``LogMaximum``) is its last row. A read transaction held open
-///   (a pin, as Litestream holds one) keeps frames not yet folded from being
-///   checkpointed away and the log restarted.
+///   (a pin, as Litestream holds one; ``CapturePins``, one process per store) keeps
+///   frames not yet folded from being checkpointed away and the log restarted.
 /// - Every write transaction of the store's writer first folds what other programs
 ///   committed before it (``ForeignFold``), so tokens follow commit order; readers of
 ///   history fold first too (``PersistentStore/foldForeignWrites()``).
@@ -21,8 +21,8 @@ import Foundation
 /// When the boundaries are gone (no Tributary process held a pin while other programs
 /// wrote, checkpointed and restarted the log), the changes are still all recorded, in
 /// order, in transactions whose source says "foreign, boundaries unknown".
-// @unchecked Sendable: every method runs on the writer's thread under its lock
-// (``WriteParticipant``), or before the participant is registered.
+// @unchecked Sendable: every method runs under the writer's lock (``WriteParticipant``,
+// ``StoreDatabase/withWriter(_:)`` for the maintenance), or before it is registered.
 final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// Source rows of the history transactions the fold writes: process ID and name.
     static let foreignSource: (Int32, String) = (-1, "foreign")
@@ -31,8 +31,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     static let unknownGroupSize: Int64 = 1_000
     /// How long the pin may stay behind the writes before it is moved on.
     static let pinInterval: TimeInterval = 0.05
-    /// The log size above which the pins are dropped for a checkpoint so that the log restarts.
-    static let restartSize: Int64 = 4 << 20
+    /// The log size above which the holder re-pins with a checkpoint between, so that the
+    /// log restarts: under the 1,000 pages past which the other processes' SQLite checkpoints.
+    static let restartSize: Int64 = 3 << 20
 
     /// The captured tables, and the fold that reads their log rows (made again when they change).
     private(set) var tables: [CapturedTable] = [] {
@@ -40,9 +41,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     }
     private var fold: ForeignFold
     private let schema: StoreSchema
-    private let pins: [Connection]
-    private var activePin: Int?
-    private var releasing: Int?
+    private let pins: CapturePins
     private var scanner = WALScanner()
     /// Commits read from the log but not folded yet.
     private var commits: [WALScanner.Commit] = []
@@ -50,12 +49,13 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// Whether this process has held a pin without a gap since its last fold.
     private var pinnedSinceFold = false
     private var folded = false
-    private var lastPinMove = Date.distantPast
     private var lastRestart = Date.distantPast
+    private var lastClaim = Date.distantPast
     /// The database's page size, read at open.
     private var pageSize: Int?
+    private var maintenance: CaptureMaintenance?
 
-    private init(schema: StoreSchema, pins: [Connection]) {
+    private init(schema: StoreSchema, pins: CapturePins) {
         self.schema = schema
         self.pins = pins
         self.fold = ForeignFold(tables: [], schema: schema)
@@ -64,29 +64,38 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// Installs capture on the store's writer, folds what was logged before, and registers
     /// it with every later write transaction.
     static func enable(on database: StoreDatabase, schema: StoreSchema) throws -> ForeignCapture {
-        let options = ConnectionOptions(readOnly: false, create: false, busyTimeout: database.busyTimeout)
-        let capture = ForeignCapture(schema: schema, pins: try (0..<2).map { _ in try Connection(path: database.path, options: options) })
+        let capture = ForeignCapture(schema: schema, pins: try CapturePins(path: database.path, busyTimeout: database.busyTimeout))
         try database.addParticipant(capture) { db in
             try db.transaction {
                 try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
-                // The pins keep SQLite's own checkpoint after each commit from completing, so past
-                // its threshold it would run (and sync) after every commit: the writer leaves
-                // checkpoints to the log restart instead, which copies and restarts every 4 MB.
-                try db.execute("PRAGMA wal_autocheckpoint = 0")
                 capture.tables = try CaptureInstaller.recorded(on: db)
                 try capture.foldPending(on: db, recordingPosition: true)
                 capture.tables = try CaptureInstaller.install(on: db, schema: schema)
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
-                // Both pins open their files now, not at their first use (the process's
-                // descriptors stay the same from here on); the first pin is taken before this
-                // commit, so no commit falls between the position recorded and the pin.
-                _ = try capture.pins[1].scalar("SELECT count(*) FROM sqlite_master")
-                try capture.movePin(on: db)
+                // The first pin is taken before this commit, so no commit falls between the
+                // position recorded and the pin.
+                try capture.claimPins(on: db)
             }
-            capture.pinnedSinceFold = true
+            capture.pinnedSinceFold = capture.pins.isPinned
+        }
+        capture.maintenance = CaptureMaintenance { [weak capture, weak database] in
+            try? database?.withWriter { db in capture?.maintain(on: db) }
         }
         return capture
+    }
+
+    /// Takes the pin holder's part when no other process has it (at most twice a second)
+    /// and, in a transaction with nothing left to fold, the first pin. The holder leaves
+    /// checkpoints to the log restart: its pin keeps SQLite's own checkpoint after each
+    /// commit from completing, so past its threshold it would run (and sync) after every
+    /// commit; the other processes keep SQLite's.
+    private func claimPins(on db: Connection) throws {
+        guard !pins.isHolder, Date().timeIntervalSince(lastClaim) >= 0.5 else { return }
+        lastClaim = Date()
+        guard pins.claim() else { return }
+        try db.execute("PRAGMA wal_autocheckpoint = 0")
+        if db.isInTransaction { try pins.move() }
     }
 
     /// Whether other programs committed log rows not folded yet: read outside any
@@ -109,35 +118,22 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     }
 
     func writeWillCommit(on db: Connection) throws {
-        guard folded || activePin == nil || Date().timeIntervalSince(lastPinMove) >= Self.pinInterval else { return }
+        try claimPins(on: db)
+        guard pins.isHolder, folded || !pins.isPinned || Date().timeIntervalSince(pins.lastMove) >= Self.pinInterval else { return }
         do {
-            try movePin(on: db)
+            try pins.move()
         } catch {
             // The transaction must not fail for its pin: without one, a later fold that finds
             // the log restarted records the changes between as of unknown boundaries.
-            for pin in pins where pin.isInTransaction { try? pin.execute("COMMIT") }
-            (activePin, releasing) = (nil, nil)
+            pins.drop()
             pinnedSinceFold = false
         }
     }
 
-    /// Takes a read transaction on the spare pin (it sees what was committed before this
-    /// transaction, all of it folded) and marks the old one for release after the commit.
-    private func movePin(on db: Connection) throws {
-        let next = activePin.map { ($0 + 1) % pins.count } ?? 0
-        if pins[next].isInTransaction { try pins[next].execute("COMMIT") }
-        try pins[next].execute("BEGIN")
-        _ = try pins[next].scalar("SELECT count(*) FROM sqlite_master")
-        releasing = activePin
-        activePin = next
-        lastPinMove = Date()
-    }
-
     func writeDidEnd(on db: Connection, committed: Bool) {
-        if let releasing, releasing != activePin, pins[releasing].isInTransaction { try? pins[releasing].execute("COMMIT") }
-        releasing = nil
+        pins.releaseOld()
         if committed {
-            if folded { pinnedSinceFold = activePin != nil }
+            if folded { pinnedSinceFold = pins.isPinned }
             restartLogIfLarge(on: db)
         } else {
             lastDataVersion = -1
@@ -145,33 +141,45 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         folded = false
     }
 
+    /// Work between transactions, run about four times a second by ``CaptureMaintenance``
+    /// with the writer idle: the holder whose own writes stopped still restarts the log
+    /// that other processes grow, and another process takes the holder's part when it exits.
+    func maintain(on db: Connection) {
+        if !pins.isHolder { try? claimPins(on: db) }
+        guard pins.isHolder else { return }
+        if !pins.isPinned { repin(on: db, checkpoint: false) }
+        restartLogIfLarge(on: db)
+    }
+
     /// A pin taken while frames wait to be checkpointed keeps the log from ever restarting,
-    /// so under a steady writer it would grow without bound. Past ``restartSize``, in a write
-    /// transaction of its own (nothing can commit meanwhile) that finds nothing left to fold,
-    /// the pins are dropped, a checkpoint copies every frame into the database, and the pin
-    /// is taken again on a log that is wholly copied: the next writer starts the log over.
-    /// The transaction is rolled back, so it writes no frame that would stop the restart.
+    /// so under a steady writer it would grow without bound. Past ``restartSize`` (at most
+    /// five times a second) the holder re-pins with a checkpoint between.
     private func restartLogIfLarge(on db: Connection) {
         // The frames in use (the WAL index's count), not the file's size: a restarted log
-        // keeps its file and is written over. At most five attempts a second: a reader of
-        // another program can keep the checkpoint from completing.
+        // keeps its file and is written over.
         var frames: UInt32 = 0
-        guard Date().timeIntervalSince(lastRestart) >= 0.2, tributary_wal_frames(db.handle, &frames) == SQLITE_OK,
+        guard pins.isHolder, Date().timeIntervalSince(lastRestart) >= 0.2, tributary_wal_frames(db.handle, &frames) == SQLITE_OK,
               Int64(frames) * Int64(24 + (pageSize ?? 4096)) > Self.restartSize else { return }
         lastRestart = Date()
+        repin(on: db, checkpoint: true)
+    }
+
+    /// In a write transaction of its own (nothing can commit meanwhile) that finds nothing
+    /// left to fold, drops the pins, checkpoints when asked (a checkpoint then copies every
+    /// frame into the database, another program's reader permitting), and pins again: on a
+    /// log wholly copied, so the next writer starts it over. The transaction is rolled
+    /// back, so it writes no frame that would stop the restart.
+    private func repin(on db: Connection, checkpoint: Bool) {
         do {
             try db.execute("BEGIN IMMEDIATE")
             defer { try? db.execute("ROLLBACK") }
             let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
             guard newest <= (try CaptureState.read(on: db)).foldedSeq else { return }
-            for pin in pins where pin.isInTransaction { try pin.execute("COMMIT") }
-            (activePin, releasing) = (nil, nil)
-            _ = try pins[0].scalar("PRAGMA wal_checkpoint(PASSIVE)")
-            try movePin(on: db)
-            releasing = nil
+            pins.drop()
+            if checkpoint { try pins.checkpoint() }
+            try pins.move()
         } catch {
-            for pin in pins where pin.isInTransaction { try? pin.execute("COMMIT") }
-            (activePin, releasing) = (nil, nil)
+            pins.drop()
             pinnedSinceFold = false
         }
     }

@@ -241,6 +241,26 @@ extension ForeignCaptureTests {
 }
 
 extension ForeignCaptureTests {
+    /// Two coordinators on one store (as two processes would be): the first opened, idle,
+    /// holds the pins; the second writes. The idle one's maintenance restarts the log, and
+    /// the writer holds no pin of its own that would keep it from restarting (the log grew
+    /// to 17 MB when every coordinator pinned).
+    @Test func anIdleSecondCoordinatorDoesNotKeepTheLogFromRestarting() throws {
+        let idle = try open()
+        let writer = try open()
+        for i in 0..<300 {
+            var request = BatchInsertRequest(entityName: "Tag", objects: (0..<100).map { ["name": .string("t\(i)-\($0)"), "color": .string(String(repeating: "x", count: 200))] })
+            request.resultType = .count
+            do { try writer.execute(request) } catch { Issue.record("transaction \(i): \(error)"); return }
+            if i % 50 == 0 { usleep(300_000) }  // the idle holder's maintenance runs four times a second
+        }
+        let size = (try FileManager.default.attributesOfItem(atPath: path.path + "-wal")[.size] as? Int) ?? 0
+        #expect(size < 8 << 20, "the log reached \(size) bytes")
+        _ = try idle.currentPersistentHistoryToken()
+    }
+}
+
+extension ForeignCaptureTests {
     /// A foreign writer at full speed, with SQLite's automatic checkpoints, while this
     /// process folds: every transaction keeps its boundaries, and the log is restarted
     /// (the pins let a checkpoint complete past 4 MB) so it does not grow without bound.
