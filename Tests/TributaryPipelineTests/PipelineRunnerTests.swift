@@ -118,6 +118,7 @@ import TributaryStreams
             case .delivered(let sink, let records): text = "delivered \(records) to \(sink)"
             case .failed(let failure): text = "failed \(failure.attempt): \(failure.sink): \(failure.error.message)"
             case .recovered: text = "recovered"
+            case .storeBusy(let error, let attempt): text = "store busy \(attempt): \(error.message)"
             }
             events.withLock { $0.append(text) }
         }

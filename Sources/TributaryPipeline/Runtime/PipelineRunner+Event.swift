@@ -21,5 +21,8 @@ extension PipelineRunner {
         case failed(Failure)
         /// The sinks work again after a failure.
         case recovered
+        /// The source store stayed locked past its busy timeout (another writer held it for
+        /// longer); the runner waits and takes the step again (`attempt`, from 1, in a row).
+        case storeBusy(error: TributaryError, attempt: Int)
     }
 }

@@ -113,15 +113,25 @@ public final class PipelineService: Service, @unchecked Sendable {
 
     /// Steps one pipeline until stopped (or caught up, with `once`), waiting for commits to
     /// its store while it has none to read, then checkpoints and closes it.
+    /// A store locked past its busy timeout does not end it: the step is taken again.
     private static func drive(_ runner: PipelineRunner, once: Bool, stop: StopSignal) async throws {
+        var busy: (attempts: Int, since: Date)?
         do {
             while !stop.isRequested {
-                let token = try runner.coordinator.currentPersistentHistoryToken()
-                let step = try await runner.runOnce()
-                if step.interrupted { break }
-                if step.caughtUp {
-                    if once { break }
-                    try await waitForNewCommits([runner.coordinator], after: [token], stop: stop)
+                do {
+                    let token = try runner.coordinator.currentPersistentHistoryToken()
+                    let step = try await runner.runOnce()
+                    if busy != nil { runner.events(.recovered) }
+                    busy = nil
+                    if step.interrupted { break }
+                    if step.caughtUp {
+                        if once { break }
+                        try await waitForNewCommits([runner.coordinator], after: [token], stop: stop)
+                    }
+                } catch let error as TributaryError where error.code == .storeLocked {
+                    let attempts = (busy?.attempts ?? 0) + 1, since = busy?.since ?? runner.now()
+                    busy = (attempts, since)
+                    try await runner.storeStayedLocked(error, attempt: attempts, since: since)
                 }
             }
         } catch {

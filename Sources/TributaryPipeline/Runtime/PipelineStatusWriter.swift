@@ -28,6 +28,7 @@ struct PipelineStatusWriter: Sendable {
         case .delivered: break
         case .failed(let failure): set(.retrying, lastError: "sink \(failure.sink): \(failure.error.message)")
         case .recovered: set(.running)
+        case .storeBusy(let error, _): set(.retrying, lastError: "store: \(error.message)")
         }
     }
 }
