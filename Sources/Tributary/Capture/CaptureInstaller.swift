@@ -19,18 +19,29 @@ enum CaptureInstaller {
         return tables
     }
 
+    /// What ``install(on:schema:)`` found and did.
+    struct Installed {
+        /// Every captured table.
+        var tables: [CapturedTable]
+        /// Tables captured before, with the same columns, whose triggers were missing or
+        /// not as installed (another program dropped or altered them): its writes to them
+        /// meanwhile may not be recorded. Their triggers are installed again.
+        var drifted: [String]
+    }
+
     /// Brings every table of `schema` under capture, keeping each known table's number,
     /// and removes the triggers of tables no longer in it.
-    static func install(on db: Connection, schema: StoreSchema) throws -> [CapturedTable] {
+    static func install(on db: Connection, schema: StoreSchema) throws -> Installed {
         let known = Dictionary(try recorded(on: db).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
-        var tables: [CapturedTable] = []
+        var tables: [CapturedTable] = [], drifted: [String] = []
         for table in CapturedTable.all(in: schema) {
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
             let existing = try triggerSQL(of: id, on: db)
             let wanted = CaptureTriggers(table: captured).statements
             if existing != Set(wanted) {
+                if let before = known[table.name], before.columns == table.columns, before.uniqueConstraints == table.uniqueConstraints { drifted.append(table.name) }
                 try dropTriggers(of: id, on: db)
                 for sql in wanted { try db.execute(sql) }
             }
@@ -41,7 +52,7 @@ enum CaptureInstaller {
             tables.append(captured)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return tables
+        return Installed(tables: tables, drifted: drifted)
     }
 
     /// Removes every capture trigger (the table list and log stay, for history's sake).

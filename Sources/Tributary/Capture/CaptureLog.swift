@@ -46,9 +46,12 @@ enum CaptureLog {
             CREATE TABLE IF NOT EXISTS \(tables) (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
                 columns TEXT NOT NULL, uniques TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS \(state) (id INTEGER PRIMARY KEY CHECK (id = 1), walSalt1 INTEGER, walSalt2 INTEGER,
-                walFrame INTEGER NOT NULL DEFAULT 0, foldedSeq INTEGER NOT NULL DEFAULT 0);
+                walFrame INTEGER NOT NULL DEFAULT 0, foldedSeq INTEGER NOT NULL DEFAULT 0, checkedToken INTEGER NOT NULL DEFAULT 0);
             INSERT OR IGNORE INTO \(state) (id) VALUES (1);
             """)
+        if try db.scalar("SELECT count(*) FROM pragma_table_info('\(state)') WHERE name = 'checkedToken'")?.integerValue == 0 {
+            try db.execute("ALTER TABLE \(state) ADD COLUMN checkedToken INTEGER NOT NULL DEFAULT 0")
+        }
         let existing = try db.scalar("SELECT count(*) FROM pragma_table_info('\(table)') WHERE name GLOB 'c[0-9]*'")?.integerValue ?? 0
         for column in Int(existing)..<max(valueColumns, 1) {
             try db.execute("ALTER TABLE \(table) ADD COLUMN c\(column)")

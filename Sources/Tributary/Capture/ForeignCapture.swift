@@ -54,6 +54,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// The database's page size, read at open.
     private var pageSize: Int?
     private var maintenance: CaptureMaintenance?
+    private var check = CaptureCheck()
 
     private init(schema: StoreSchema, pins: CapturePins) {
         self.schema = schema
@@ -71,7 +72,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
                 capture.tables = try CaptureInstaller.recorded(on: db)
                 try capture.foldPending(on: db, recordingPosition: true)
-                capture.tables = try CaptureInstaller.install(on: db, schema: schema)
+                capture.tables = try capture.check.run(on: db, schema: schema)
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
                 // The first pin is taken before this commit, so no commit falls between the
                 // position recorded and the pin.
@@ -98,12 +99,14 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         if db.isInTransaction { try pins.move() }
     }
 
-    /// Whether other programs committed log rows not folded yet: read outside any
+    /// Whether other programs committed log rows not folded yet, or changed the schema
+    /// (``CaptureCheck``): read outside any
     /// transaction (two seeks), so that a reader of history takes the write lock only when
     /// there is something to fold, not after every commit of another Tributary process.
     /// (`PRAGMA data_version` cannot tell: outside a transaction it is only as fresh as
     /// the connection's last read.)
     func hasPending(on db: Connection) throws -> Bool {
+        if try check.isDue(on: db) { return true }
         let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
         return newest > (try db.scalar("SELECT foldedSeq FROM \(CaptureLog.state)")?.integerValue ?? 0)
     }
@@ -114,6 +117,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let version = try db.scalar("PRAGMA data_version")?.integerValue ?? -1
         guard version != lastDataVersion else { return }
         try foldPending(on: db)
+        if try check.isDue(on: db) { tables = try check.run(on: db, schema: schema) }
         lastDataVersion = version
     }
 

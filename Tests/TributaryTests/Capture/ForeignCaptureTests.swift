@@ -325,3 +325,46 @@ extension ForeignCaptureTests {
         #expect(names.count == 40_000 && Set(names).count == 40_000, "every change once")
     }
 }
+
+extension ForeignCaptureTests {
+    static let dropPostTriggers = """
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'Post' AND name GLOB '_tributary_capture_*'").fetchall():
+            db.execute('DROP TRIGGER "%s"' % name)
+        db.execute("INSERT INTO Post (title, externalID, createdAt, content) VALUES ('unseen', 'u1', 0, 'x')")
+        db.commit()
+        print("dropped", flush=True)
+        """
+
+    func gaps(_ transactions: [PersistentHistoryTransaction]) -> [PersistentHistoryTransaction] {
+        transactions.filter { $0.processName == "capture gap" }
+    }
+
+    /// Triggers another program dropped while no Tributary ran: the next open reinstalls
+    /// them and says, in history, that writes to the table since the last check may be missing.
+    @Test func triggersDroppedWhileNoTributaryRanAreReinstalledAndTheGapIsRecorded() throws {
+        let since: PersistentHistoryToken
+        do { since = try open().currentPersistentHistoryToken() }
+        #expect(try ForeignWriter.python(path, Self.dropPostTriggers).contains("dropped"))
+        let coordinator = try open()
+        _ = try ForeignWriter.shell(path, "INSERT INTO Post (title, externalID, createdAt, content) VALUES ('seen', 's1', 0, 'x');")
+        let transactions = try history(coordinator, after: since)
+        let gap = try #require(gaps(transactions).first, "\(transactions.map(\.processName))")
+        #expect(gap.contextName?.contains("to Post since token \(since.value) may be missing") == true, "\(gap.contextName ?? "")")
+        #expect(gap.changes.isEmpty)
+        let captured = transactions.filter { $0.processName == "foreign" }.compactMap { change($0, "Post", .insert) }
+        #expect(captured.map { value($0, "title")?.after } == [.string("seen")], "the triggers are back")
+    }
+
+    /// Dropped while a Tributary process has the store open: its next read of history
+    /// notices (the schema changed), repairs and records the gap.
+    @Test func triggersDroppedWhileTributaryRunsAreNoticedAtTheNextRead() throws {
+        let coordinator = try open()
+        let since = try coordinator.currentPersistentHistoryToken()
+        #expect(try ForeignWriter.python(path, Self.dropPostTriggers).contains("dropped"))
+        _ = try coordinator.currentPersistentHistoryToken()
+        _ = try ForeignWriter.shell(path, "INSERT INTO Post (title, externalID, createdAt, content) VALUES ('seen', 's1', 0, 'x');")
+        let transactions = try history(coordinator, after: since)
+        #expect(gaps(transactions).count == 1, "\(transactions.map(\.processName))")
+        #expect(transactions.filter { $0.processName == "foreign" }.count == 1)
+    }
+}
