@@ -1,5 +1,6 @@
 import CSQLiteBench
 import Foundation
+import Tributary
 
 /// The cost of capturing other programs' writes (issue 22): a program that does not use
 /// Tributary writes a store through SQLite's C API, once into a store whose history
@@ -48,5 +49,23 @@ enum CaptureBenchmarks {
             Measurement(name: "capture_foreign_single", value: single[1] / single[0], unit: "ratio", goal: "<= 1.3",
                         details: [("rows", singleRows), ("batch", 1), ("off_s", single[0]), ("on_s", single[1])] + common),
         ]
+    }
+
+    /// Bytes of stored history payload per change: the workload's inserts written by a
+    /// foreign program (folded into history) against the same inserts through Tributary,
+    /// each in the same transactions of ``Workload/batch`` rows.
+    static func bytesPerChange() throws -> [Measurement] {
+        try Harness.withDirectory { dir in
+            let own = dir.appendingPathComponent("own.sqlite").path, foreign = dir.appendingPathComponent("foreign.sqlite").path
+            _ = try TributaryBench.insertPosts(at: own, history: true)
+            try store(foreign, capture: true)
+            _ = RawSQLite.insertPosts(at: foreign, rows: Workload.rows, createSchema: false)
+            let sizes = try [own, foreign].map { try TributaryBench.open($0, history: true).historySize() }
+            let perChange = sizes.map { Double($0.payloadBytes) / Double(max(1, $0.changes)) }
+            return [Measurement(name: "capture_foreign_bytes_per_change_ratio", value: perChange[1] / perChange[0], unit: "ratio", goal: "<= 1.5",
+                                details: [("own_bytes_per_change", perChange[0]), ("foreign_bytes_per_change", perChange[1]),
+                                          ("own_changes", sizes[0].changes), ("foreign_changes", sizes[1].changes), ("foreign_transactions", sizes[1].transactions),
+                                          ("note", "stored payload bytes (compressed), \(Workload.batch)-row insert transactions")])]
+        }
     }
 }
