@@ -6,9 +6,10 @@ import Foundation
 /// Listening starts when iteration starts (``makeAsyncIterator()``) and every commit
 /// after that is reported, by this coordinator, another coordinator in the process or
 /// another process. At most one change waits unread: a burst coalesces into its newest
-/// change. Changes come in token order; a commit may be reported twice. Cancelling the iterating task, or dropping the iterator, stops listening and
-/// releases the thread and descriptors it used. A coordinator without a store gives an
-/// empty sequence.
+/// change. Changes come in token order; a commit may be reported twice. Cancelling the
+/// iterating task, or dropping the iterator, stops listening. The iterations of one store
+/// in a process share one listening thread (``SharedStoreMonitor``), released a second
+/// after the last of them stops. A coordinator without a store gives an empty sequence.
 ///
 /// Commits by other Tributary coordinators wake listeners at once only when those
 /// coordinators set ``PersistentStoreDescription/remoteChangeNotificationPost``; set it
@@ -39,8 +40,8 @@ public struct RemoteChangeSequence: AsyncSequence, Sendable {
         }
         let target = StoreChangeMonitor.Target(databasePath: store.database.path, isInMemory: store.database.isInMemory, storeURL: store.url,
                                                storeID: store.identifier, isHistoryTracked: store.isHistoryTracked, busyTimeout: store.database.busyTimeout)
-        let monitor = StoreChangeMonitor(target: target, deliver: { continuation.yield($0) }, finish: { continuation.finish() })
-        continuation.onTermination = { _ in monitor.stop() }
+        let subscription = SharedStoreMonitor.subscribe(target, deliver: { continuation.yield($0) }, finish: { continuation.finish() })
+        continuation.onTermination = { _ in subscription.cancel() }
         return Iterator(base: stream.makeAsyncIterator())
     }
 

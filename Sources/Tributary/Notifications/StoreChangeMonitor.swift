@@ -21,7 +21,7 @@ import Glibc
 /// 64 and 256 ms. Without any event it still looks every 5 s, as a safety net.
 final class StoreChangeMonitor: Sendable {
     /// What to watch.
-    struct Target: Sendable {
+    struct Target: Sendable, Hashable {
         var databasePath: String
         var isInMemory: Bool
         var storeURL: URL
