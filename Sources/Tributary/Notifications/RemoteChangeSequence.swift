@@ -8,7 +8,7 @@ import Foundation
 /// another process. At most one change waits unread: a burst coalesces into its newest
 /// change. Changes come in token order; a commit may be reported twice. Cancelling the
 /// iterating task, or dropping the iterator, stops listening. The iterations of one store
-/// in a process share one listening thread (``SharedStoreMonitor``), released a second
+/// in a process share one listening thread, released a second
 /// after the last of them stops. A coordinator without a store gives an empty sequence.
 ///
 /// Commits by other Tributary coordinators wake listeners at once only when those
