@@ -37,6 +37,12 @@ public struct StreamPosition: Sendable, Hashable, Comparable, Codable, CustomStr
 
     public var description: String { isSnapshot ? "\(token).r\(index)" : "\(token).\(index)" }
 
+    /// The newest token all of whose records come at or before this position: its own for
+    /// a snapshot record (a snapshot sits after every change of its token), the one before
+    /// for a change (its transaction may have changes after it). Once everything through
+    /// this position is delivered, a consumer may be committed through it.
+    public var completeToken: Int64 { isSnapshot ? token : token - 1 }
+
     /// The form used in segment names: fixed width, so names sort as positions do.
     public var fileNameComponent: String {
         let token = String(self.token)

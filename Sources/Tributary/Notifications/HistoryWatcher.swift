@@ -57,30 +57,8 @@ public final class HistoryWatcher: Sendable {
         }
     }
 
-    /// Capped exponential backoff: `initial`, twice that, … up to `maximum`.
-    ///
-    /// ```swift
-    /// let backoff = HistoryWatcher.Backoff(initial: .milliseconds(100), maximum: .seconds(30))
-    /// backoff.delay(afterFailures: 3)  // 400 ms
-    /// ```
-    public struct Backoff: Sendable, Equatable {
-        /// The wait after the first failure.
-        public var initial: Duration
-        /// The longest wait.
-        public var maximum: Duration
-
-        /// A backoff from `initial` doubling up to `maximum`.
-        public init(initial: Duration = .milliseconds(50), maximum: Duration = .seconds(5)) {
-            self.initial = initial
-            self.maximum = maximum
-        }
-
-        /// The wait after `failures` failures in a row (1 or more).
-        public func delay(afterFailures failures: Int) -> Duration {
-            let doublings = min(max(failures - 1, 0), 30)
-            return min(initial * (1 << doublings), maximum)
-        }
-    }
+    /// The watcher's backoff: the library's one ``Tributary/Backoff``.
+    public typealias Backoff = Tributary.Backoff
 
     /// A failed delivery, reported by ``run(reporting:_:)`` before it retries.
     public struct Failure: Sendable {

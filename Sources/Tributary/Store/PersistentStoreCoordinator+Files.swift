@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 extension PersistentStoreCoordinator {
@@ -36,24 +35,8 @@ extension PersistentStoreCoordinator {
     }
 
     private static func backup(from source: Connection, toPath path: String, busyTimeout: TimeInterval) throws {
-        let target = try Connection(path: path, options: ConnectionOptions(busyTimeout: busyTimeout))
         do {
-            try target.execute("PRAGMA journal_mode = WAL")
-            guard let backup = sqlite3_backup_init(target.handle, "main", source.handle, "main") else {
-                throw target.error(SQLITE_ERROR, sql: nil)
-            }
-            let deadline = Date(timeIntervalSinceNow: busyTimeout)
-            var rc: Int32
-            repeat {
-                rc = sqlite3_backup_step(backup, -1)
-                if rc == SQLITE_BUSY || rc == SQLITE_LOCKED {
-                    if Date() > deadline { break }
-                    usleep(10_000)
-                }
-            } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
-            sqlite3_backup_finish(backup)
-            if rc != SQLITE_DONE { throw SQLiteError(code: rc, message: String(cString: sqlite3_errstr(rc))) }
-            try target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try source.backup(toPath: path, busyTimeout: busyTimeout)
         } catch let error as SQLiteError {
             throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
         }

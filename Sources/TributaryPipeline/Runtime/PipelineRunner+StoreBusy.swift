@@ -4,7 +4,7 @@ import Tributary
 extension PipelineRunner {
     /// The backoff between steps while the source store stays locked: short, since each
     /// attempt already waited the store's busy timeout.
-    static let storeBusyBackoff = Backoff(initial: 0.1, maximum: 2)
+    static let storeBusyBackoff = Backoff(initial: .milliseconds(100), maximum: .seconds(2))
 
     /// After a step found the source store locked past its busy timeout (another writer held
     /// it longer): reports it (``Event/storeBusy(error:attempt:)``, a warning) and waits
@@ -15,6 +15,6 @@ extension PipelineRunner {
         events(.storeBusy(error: error, attempt: attempt))
         report("pipeline \(pipeline.name): \(error.message); trying again (attempt \(attempt))")
         logger.warning("the source store stayed locked: \(error.message)", metadata: ["attempt": "\(attempt)"])
-        try await sleep(Self.storeBusyBackoff.delay(attempt: attempt, random: random()))
+        try await sleep(Self.storeBusyBackoff.seconds(attempt: attempt, random: random()))
     }
 }

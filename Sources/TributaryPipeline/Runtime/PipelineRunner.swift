@@ -290,7 +290,7 @@ public final class PipelineRunner {
         var step = Step()
         try updateLag(force: false)
         var after = max(committed, readThrough)
-        if let lastRead { after = max(after, lastRead.isSnapshot ? lastRead.token : lastRead.token - 1) }
+        if let lastRead { after = max(after, lastRead.completeToken) }
         var read: Read
         let ahead = prefetch
         prefetch = nil
@@ -310,7 +310,7 @@ public final class PipelineRunner {
         step.caughtUp = read.caughtUp
         if !read.caughtUp, let newest = read.newestRead {
             // Where the next step will start once this one is delivered.
-            let nextAfter = max(after, newest.isSnapshot ? newest.token : newest.token - 1, read.completeThrough ?? 0)
+            let nextAfter = max(after, newest.completeToken, read.completeThrough ?? 0)
             prefetch = Prefetch(after: nextAfter, resumeAfter: newest,
                                 task: Self.startReading(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: nextAfter, resumeAfter: newest))
         }
@@ -385,7 +385,7 @@ public final class PipelineRunner {
                     metrics.retried(sink: index)
                     try? updateLag()   // commits keep arriving while the sink is away: the lag shows it
                     if shouldStop() { throw Interrupted() }
-                    try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
+                    try await sleep(retryBackoff.seconds(attempt: attempt, random: random()))
                     if shouldStop() { throw Interrupted() }
                     continue
                 }
@@ -410,6 +410,9 @@ public final class PipelineRunner {
             events(.recovered)
         }
     }
+
+    /// The retry policy's backoff.
+    private var retryBackoff: Backoff { Backoff(initialSeconds: pipeline.retry.initial, maximumSeconds: pipeline.retry.maximum) }
 
     private func reportFailure(_ failure: Failure) {
         failing = true
@@ -486,7 +489,7 @@ public final class PipelineRunner {
                 metrics.retried(sink: index)
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
                 try? updateLag()
-                try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
+                try await sleep(retryBackoff.seconds(attempt: attempt, random: random()))
             }
         }
     }
@@ -511,7 +514,7 @@ public final class PipelineRunner {
                 logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
                 try? updateLag()
-                try await sleep(Backoff(initial: pipeline.retry.initial, maximum: pipeline.retry.maximum).delay(attempt: attempt, random: random()))
+                try await sleep(retryBackoff.seconds(attempt: attempt, random: random()))
             }
         }
     }

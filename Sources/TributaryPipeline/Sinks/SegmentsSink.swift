@@ -44,7 +44,7 @@ public final class SegmentsSink: Sink {
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
         guard let directory else { return nil }
-        let durable = try directory.commit(completeThrough: position.isSnapshot ? nil : position.token - 1)
+        let durable = try directory.commit(completeThrough: position.isSnapshot ? nil : position.completeToken)
         return max(durable ?? position, position)
     }
 

@@ -120,7 +120,7 @@ public final class StreamExporter {
         // (history it needs that was pruned since fails the read, never leaves a silent gap).
         var after = manifest.completeThrough
         if manifest.segments.isEmpty, manifest.snapshot == nil, manifest.completeThrough == 0 { after = committed }
-        if let last = manifest.last { after = max(after, last.isSnapshot ? last.token : last.token - 1) }
+        if let last = manifest.last { after = max(after, last.completeToken) }
         let resumeAfter = manifest.last
         if current.value > after {
             var filter = options.filter
