@@ -125,10 +125,17 @@ public final class NATSConnection {
     private let timeout: Int64
     /// The most asynchronous publishes in flight.
     public let maximumPending: Int
+    /// Whether an asynchronous publish was made since the pending ones were last abandoned:
+    /// nats.c 3.4 makes its table of pending publishes at the first one, and reading the
+    /// table before that dereferences a null pointer.
+    private var publishedAsync = false
 
-    /// Connects to `url` (`nats://HOST:PORT`); reconnects by itself after the server returns.
-    /// `timeout` bounds each request and each acknowledgment, in seconds.
-    public init(url: String, sink: String, timeout: TimeInterval = 5, maximumPending: Int = 256) throws {
+    /// Connects to `url` (`nats://HOST:PORT`). With `reconnects` (the default) it reconnects
+    /// by itself after the server returns; without, a lost connection stays closed
+    /// (``isConnected`` false) and nothing published on it can reach a later one, which is what
+    /// a publisher that must keep its messages in order needs (see ``NATSSink``). `timeout`
+    /// bounds each request and each acknowledgment, in seconds.
+    public init(url: String, sink: String, timeout: TimeInterval = 5, maximumPending: Int = 256, reconnects: Bool = true) throws {
         self.sink = sink
         self.url = url
         self.timeout = Int64(saturating: max(0.05, timeout) * 1000)
@@ -138,9 +145,11 @@ public final class NATSConnection {
         defer { natsOptions_Destroy(options) }
         _ = natsOptions_SetURL(options, url)
         _ = natsOptions_SetTimeout(options, self.timeout)
-        _ = natsOptions_SetAllowReconnect(options, true)
-        _ = natsOptions_SetMaxReconnect(options, -1)
-        _ = natsOptions_SetReconnectWait(options, 100)
+        _ = natsOptions_SetAllowReconnect(options, reconnects)
+        if reconnects {
+            _ = natsOptions_SetMaxReconnect(options, -1)
+            _ = natsOptions_SetReconnectWait(options, 100)
+        }
         _ = natsOptions_SetPingInterval(options, 2_000)
         var status = natsConnection_Connect(&connection, options)
         guard status == NATS_OK else {
@@ -309,6 +318,7 @@ public final class NATSConnection {
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
         options.MaxWait = timeout
+        publishedAsync = true
         try check(js_PublishMsgAsync(context, &cMessage, &options), "cannot publish to \(message.subject)")
     }
 
@@ -329,6 +339,7 @@ public final class NATSConnection {
     /// let complete = connection.waitForAcknowledgments(timeout: 5)
     /// ```
     public func waitForAcknowledgments(timeout seconds: TimeInterval? = nil) -> Bool {
+        guard publishedAsync else { return true }
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
         options.MaxWait = seconds.map { Int64(saturating: max(0.001, $0) * 1000) } ?? timeout
@@ -343,6 +354,7 @@ public final class NATSConnection {
     /// ```
     @discardableResult
     public func abandonPending() -> Int {
+        guard publishedAsync else { return 0 }
         var list = natsMsgList()
         guard js_PublishAsyncGetPendingList(&list, context) == NATS_OK else { return 0 }
         let count = Int(list.Count)

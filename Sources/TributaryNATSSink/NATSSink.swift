@@ -7,8 +7,18 @@ import TributaryStreams
 /// (`tributary.{entity}` by default), with `Nats-Msg-Id` set to its event ID so that
 /// JetStream drops a redelivered record within the stream's duplicate window. Publishes are
 /// asynchronous, at most `max_pending` in flight; ``checkpoint(through:)`` waits for every
-/// acknowledgment (a `duplicate` acknowledgment is success) and publishes again, in order and
-/// one at a time, whatever was not acknowledged.
+/// acknowledgment (a `duplicate` acknowledgment is success).
+///
+/// The stream holds the records in position order, whatever happens to the server. One
+/// connection carries the publishes, in order, and the server stores what it receives in
+/// order, so what a lost connection leaves in the stream is a prefix of what was sent on it.
+/// The connection does not reconnect by itself (a reconnected one would carry newer records
+/// while older ones sent on the dead one are missing); when it breaks, or an acknowledgment
+/// fails or does not come, the sink publishes nothing new until it has read back which
+/// unacknowledged records the stream holds and published the others again, in order and one
+/// at a time, on a new connection. It stops with an error rather than publish after a gap
+/// when the stream no longer holds records it acknowledged (a server that lost its tail: see
+/// README's NATS section on `sync_interval`).
 ///
 /// Each message also carries `Tributary-Position`, `Tributary-Store`, `Tributary-Pipeline` and
 /// `Tributary-Format`. On open the sink reads the newest messages of the stream back and
@@ -27,14 +37,17 @@ public final class NATSSink: Sink {
     private var connection: NATSConnection?
     private var encoder: any RecordEncoder
     private var context: SinkContext?
-    /// Records published since the last checkpoint, kept to publish again if unacknowledged.
-    private var unconfirmed: [NATSMessage] = []
+    /// Records published since the last checkpoint, oldest first, kept to publish again if unacknowledged.
+    private var unconfirmed: [(position: StreamPosition, message: NATSMessage)] = []
     /// The newest position published (or found in the stream on open).
     private var lastPublished: StreamPosition?
+    /// The newest position the stream acknowledged (at the last checkpoint, or found on open).
+    private var acknowledged: StreamPosition?
     /// Acknowledgment failures counted when the last checkpoint ended.
     private var failuresSeen = 0
-    /// Whether some of `unconfirmed` may be missing from the stream.
-    private var needsRepublish = false
+    /// Whether some of `unconfirmed` may be missing from the stream: nothing newer is
+    /// published until ``resynchronize(_:)`` has put them there.
+    private var needsResync = false
     /// Subjects by entity and operation, made once.
     private var subjects: [String: [StreamOperation: String]] = [:]
     /// The source store's ID as the header holds it.
@@ -64,12 +77,21 @@ public final class NATSSink: Sink {
         let connection = try connect()
         try ensureStream(connection)
         lastPublished = try newestPublished(connection, context: context)
+        acknowledged = lastPublished
         return lastPublished
     }
 
+    /// The connection; a new one when there is none or the last one broke (it stays closed:
+    /// see the type's notes), after which the stream is read back (``resynchronize(_:)``)
+    /// before anything newer is published.
     private func connect() throws -> NATSConnection {
-        if let connection { return connection }
-        let made = try NATSConnection(url: settings.url, sink: name, timeout: settings.timeout, maximumPending: settings.maximumPending)
+        if let connection {
+            if connection.isConnected { return connection }
+            connection.abandonPending()
+            self.connection = nil
+            if !unconfirmed.isEmpty || acknowledged != nil { needsResync = true }
+        }
+        let made = try NATSConnection(url: settings.url, sink: name, timeout: settings.timeout, maximumPending: settings.maximumPending, reconnects: false)
         connection = made
         failuresSeen = 0
         return made
@@ -105,34 +127,87 @@ public final class NATSSink: Sink {
     }
 
     /// The highest position of this pipeline's records among the stream's newest messages.
-    /// A message can land after newer ones only when it is published again after a failed
-    /// acknowledgment, which happens within two in-flight windows of the stream's end; the
-    /// scan reads that far back past the newest record of ours (and stops at 10,000 messages).
+    /// The sink keeps them in order, but a stream written by an earlier version may hold a
+    /// record after newer ones (published again after a failed acknowledgment, within two
+    /// in-flight windows of the end); the scan reads that far back past the newest record of
+    /// ours (and stops at 10,000 messages).
     private func newestPublished(_ connection: NATSConnection, context: SinkContext) throws -> StreamPosition? {
-        guard let info = try connection.streamInfo(settings.stream), info.lastSequence > 0 else { return nil }
-        let store = context.storeID.lowercasedString
         let window = 2 * settings.maximumPending + 1
         var newest: StreamPosition?
         var ours = 0
+        try scanBack(connection, reading: 10_000) { position in
+            ours += 1
+            if newest.map({ position > $0 }) ?? true { newest = position }
+            return ours < window
+        }
+        return newest
+    }
+
+    /// Calls `body` with the position of each of this pipeline's records in the stream, newest
+    /// first, until it returns false or `limit` messages were read; returns true when the scan
+    /// reached the stream's first message.
+    @discardableResult
+    private func scanBack(_ connection: NATSConnection, reading limit: Int, _ body: (StreamPosition) -> Bool) throws -> Bool {
+        guard let context, let info = try connection.streamInfo(settings.stream), info.lastSequence > 0 else { return true }
         var sequence = info.lastSequence
         var read = 0
-        while sequence >= max(1, info.firstSequence), ours < window, read < 10_000 {
+        while sequence >= max(1, info.firstSequence) {
+            guard read < limit else { return false }
             read += 1
             if let message = try connection.message(stream: settings.stream, sequence: sequence),
-               message.headers[Self.storeHeader] == store, message.headers[Self.pipelineHeader] == context.pipeline,
-               let text = message.headers[Self.positionHeader], let position = try? StreamPosition(parsing: text) {
-                ours += 1
-                if newest.map({ position > $0 }) ?? true { newest = position }
+               message.headers[Self.storeHeader] == storeText, message.headers[Self.pipelineHeader] == context.pipeline,
+               let text = message.headers[Self.positionHeader], let position = try? StreamPosition(parsing: text), !body(position) {
+                return false
             }
             sequence -= 1
         }
-        return newest
+        return true
+    }
+
+    /// Makes the stream hold every unconfirmed record before anything newer is published:
+    /// reads back which of them it holds (a prefix, since one connection carried them in
+    /// order) and publishes the others again, in order, each waiting for its acknowledgment.
+    /// Reading the stream rather than counting on its duplicate window keeps an outage longer
+    /// than the window from storing a record twice. Throws `pipelineStopped` when the stream
+    /// no longer holds the newest record it acknowledged: publishing after it would leave a gap.
+    private func resynchronize(_ connection: NATSConnection) throws {
+        connection.abandonPending()
+        failuresSeen = connection.acknowledgments.failed
+        let first = unconfirmed.first?.position
+        var held = Set<StreamPosition>()
+        var older: StreamPosition?
+        var olderSeen = 0
+        let window = 2 * settings.maximumPending + 1
+        let reachedStart = try scanBack(connection, reading: 100_000) { position in
+            if let first, position >= first {
+                held.insert(position)
+                return true
+            }
+            let newest = max(older ?? position, position)
+            older = newest
+            olderSeen += 1
+            // The acknowledged record is normally the first older one; a stream written by an
+            // earlier version may hold it up to two in-flight windows further back.
+            return acknowledged.map { newest < $0 } == true && olderSeen < window
+        }
+        if let acknowledged, older.map({ $0 < acknowledged }) ?? reachedStart {
+            throw TributaryError(.pipelineStopped, "stream \(settings.stream) no longer holds position \(acknowledged), which it acknowledged (its newest record of "
+                                 + "pipeline \(context?.pipeline ?? name) before that is \(older.map(\.description) ?? "none")): the server lost messages, or the stream was purged",
+                                 location: "sink \(name)",
+                                 hint: "give the server durable storage (JetStream sync_interval: always, or replicas); to publish the lost records again, move the pipeline's consumer back "
+                                     + "(tributary consumers STORE move CONSUMER --to TOKEN) and run it again")
+        }
+        for (position, message) in unconfirmed where !held.contains(position) { try connection.publish(message) }
+        if let last = unconfirmed.last?.position { acknowledged = last }
+        needsResync = false
+        failuresSeen = connection.acknowledgments.failed
+        unconfirmed.removeAll(keepingCapacity: true)
     }
 
     public func deliver(_ records: [StreamRecord]) async throws {
         guard let context else { preconditionFailure("open the sink before delivering") }
         let connection = try connect()
-        if needsRepublish { try republish(connection) }
+        if needsResync { try resynchronize(connection) }
         var line: [UInt8] = []
         for record in records {
             if let lastPublished, record.position <= lastPublished { continue }
@@ -153,41 +228,35 @@ public final class NATSSink: Sink {
             guard connection.isConnected else {
                 throw TributaryError.sinkUnavailable(name, "the connection to \(settings.url) is down", hint: "the sink reconnects when the NATS server returns")
             }
-            unconfirmed.append(message)
+            unconfirmed.append((record.position, message))
             lastPublished = record.position
             do {
                 try connection.publishAsync(message)
             } catch {
-                needsRepublish = true
+                needsResync = true
                 throw error
             }
         }
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
-        let connection = try connect()
-        if !needsRepublish, !unconfirmed.isEmpty {
+        var connection = try connect()
+        if !needsResync, !unconfirmed.isEmpty {
             let complete = connection.waitForAcknowledgments()
-            if !complete || connection.acknowledgments.failed > failuresSeen { needsRepublish = true }
+            if !complete || connection.acknowledgments.failed > failuresSeen { needsResync = true }
+            connection = try connect()   // a new one if it broke while the acknowledgments were awaited
         }
-        if needsRepublish { try republish(connection) }
+        if needsResync { try resynchronize(connection) }
         unconfirmed.removeAll(keepingCapacity: true)
+        acknowledged = lastPublished
         return max(position, lastPublished ?? position)
     }
 
-    /// Publishes every unconfirmed message again, in order, waiting for each acknowledgment
-    /// (a duplicate is one JetStream already holds).
-    private func republish(_ connection: NATSConnection) throws {
-        connection.abandonPending()
-        failuresSeen = connection.acknowledgments.failed
-        for message in unconfirmed { try connection.publish(message) }
-        needsRepublish = false
-        failuresSeen = connection.acknowledgments.failed
-        unconfirmed.removeAll(keepingCapacity: true)
-    }
-
     public func close() async throws {
-        if let connection, !unconfirmed.isEmpty { _ = connection.waitForAcknowledgments() }
+        if let connection {
+            if !unconfirmed.isEmpty { _ = connection.waitForAcknowledgments() }
+            connection.abandonPending()
+        }
         connection = nil
         unconfirmed.removeAll()
     }

@@ -379,6 +379,7 @@ public final class PipelineRunner {
                 let exhausted = retries > 0 && attempt >= retries
                 report("pipeline \(pipeline.name): sink \(state.sink.name): attempt \(attempt) failed: \(failure.message)")
                 logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
+                if failure.code == .pipelineStopped { throw failure }   // the sink says retrying cannot help
                 if (transient || state.onError == .retry) && !exhausted {
                     try giveUpIfDue(state.sink.name, failure)
                     reportFailure(Failure(sink: state.sink.name, error: failure, attempt: attempt))

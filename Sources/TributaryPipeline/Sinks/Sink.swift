@@ -33,7 +33,9 @@ public struct SinkContext: Sendable {
 ///
 /// A sink throws `TributaryError` with code `sinkUnavailable` for a failure worth retrying
 /// (connection refused, HTTP 429 or 5xx) and `sinkRejected` for records refused for good
-/// (HTTP 4xx); the pipeline's `on_error` decides what happens to the latter.
+/// (HTTP 4xx); the pipeline's `on_error` decides what happens to the latter. `pipelineStopped`
+/// stops the pipeline at once, without retries (the NATS sink's stream lost records it had
+/// acknowledged: delivering more would leave a gap).
 ///
 /// ```swift
 /// final class PrintSink: Sink {

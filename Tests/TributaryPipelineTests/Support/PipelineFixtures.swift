@@ -5,6 +5,7 @@ import TributaryNATSSink
 import TributaryPipeline
 import TributaryPostgresSink
 import TributaryRedisSink
+import TributaryStreams
 
 /// Stores, workloads and pipelines the pipeline tests share.
 enum PipelineFixtures {
@@ -48,6 +49,13 @@ enum PipelineFixtures {
         var delete = BatchDeleteRequest(entityName: "Post")
         delete.objectIDs = ids.enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
         try coordinator.execute(delete)
+    }
+
+    /// Every change's position in `store`'s history, oldest first.
+    static func historyPositions(_ store: PersistentStoreCoordinator) throws -> [StreamPosition] {
+        var positions: [StreamPosition] = []
+        try store.enumerateHistoryChanges(.fetchHistory(after: nil)) { positions.append(StreamPosition(token: $0.token.value, index: $0.index)) }
+        return positions
     }
 
     /// The sink types under test: the standard ones and every sink module.

@@ -32,11 +32,7 @@ extension Soak {
     }
 
     /// Every change's position in history, oldest first.
-    func historyPositions() throws -> [StreamPosition] {
-        var positions: [StreamPosition] = []
-        try store.enumerateHistoryChanges(.fetchHistory(after: nil)) { positions.append(StreamPosition(token: $0.token.value, index: $0.index)) }
-        return positions
-    }
+    func historyPositions() throws -> [StreamPosition] { try PipelineFixtures.historyPositions(store) }
 
     /// Every record's position in the exported stream directory, in stream order.
     func streamPositions() throws -> [StreamPosition] {
