@@ -12,7 +12,9 @@ import Tributary
 ///   handler receiving its transaction (transactions arrive in commit order, one per
 ///   commit, so the n-th arrival is the n-th commit);
 /// - full speed: commits as fast as the writer can for a few seconds; the backlog
-///   (committed, not yet delivered) sampled every 250 ms, and the time to catch up after.
+///   (committed, not yet delivered) sampled every 250 ms, and the time from the writer's
+///   stop until every commit was delivered: a fold that kept up leaves almost nothing
+///   to catch up on, one that fell behind a backlog growing with time.
 enum CaptureLagBenchmarks {
     static let pacedCommits = ProcessInfo.processInfo.environment["TRIBUTARY_BENCH_LAG_COMMITS"].flatMap { Int($0) } ?? 2_000
     static let fullSpeedSeconds = 5.0
@@ -101,13 +103,12 @@ enum CaptureLagBenchmarks {
         }
         let stopped = Date()
         waitFor(arrivals, count: committed, seconds: 30)
-        let catchUp = Date().timeIntervalSince(stopped) * 1000
+        let catchUp = arrivals.count >= committed ? Date().timeIntervalSince(stopped) * 1000 : .infinity
         let half = backlog.count / 2
-        let firstHalf = backlog.prefix(half).max() ?? 0, secondHalf = backlog.suffix(backlog.count - half).max() ?? 0
-        return Measurement(name: "capture_fold_backlog_growth", value: Double(secondHalf - firstHalf), unit: "transactions", goal: "<= 50",
+        return Measurement(name: "capture_fold_catch_up_ms", value: catchUp, unit: "ms", goal: "<= 100",
                            details: [("commits", committed - before), ("commits_per_s", Double(committed - before) / fullSpeedSeconds),
-                                     ("backlog_max_first_half", firstHalf), ("backlog_max_second_half", secondHalf),
-                                     ("catch_up_ms", catchUp), ("delivered", arrivals.count - before), ("note", "shared machine")])
+                                     ("backlog_max_first_half", backlog.prefix(half).max() ?? 0), ("backlog_max_second_half", backlog.suffix(backlog.count - half).max() ?? 0),
+                                     ("backlog_last", backlog.last ?? 0), ("delivered", arrivals.count - before), ("note", "shared machine")])
     }
 
     static func waitFor(_ arrivals: Arrivals, count: Int, seconds: Double) {

@@ -10,7 +10,7 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["frc_update_vs_refetch"], FetchedResultsBenchmarks.update),
     (["history_overhead_batch", "history_overhead_single", "history_vs_grdb_batch"], HistoryBenchmarks.overhead),
     (["capture_foreign_insert_batch", "capture_foreign_update_batch", "capture_foreign_single"], CaptureBenchmarks.foreign),
-    (["capture_fold_lag_p99_ms", "capture_fold_backlog_growth"], CaptureLagBenchmarks.lag),
+    (["capture_fold_lag_p99_ms", "capture_fold_catch_up_ms"], CaptureLagBenchmarks.lag),
     (["capture_foreign_bytes_per_change_ratio"], CaptureBenchmarks.bytesPerChange),
     (["history_fetch_vs_scan", "history_bytes_per_change", "prune_writer_max_wait_ms"], HistoryBenchmarks.fetchAndPrune),
     (["diagnostic_dictionary_build_us_per_row"], StoreBenchmarks.dictionaryCost),

@@ -145,7 +145,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         folded = false
     }
 
-    /// Work between transactions, run about four times a second by ``CaptureMaintenance``
+    /// Work between transactions, run once a second by ``CaptureMaintenance``
     /// with the writer idle: the holder whose own writes stopped still restarts the log
     /// that other processes grow, and another process takes the holder's part when it exits.
     func maintain(on db: Connection) {
