@@ -54,6 +54,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// The database's page size, read at open.
     private var pageSize: Int?
     private var maintenance: CaptureMaintenance?
+    private var lastMaintainedFrames: UInt32 = 0
     private var check = CaptureCheck()
 
     private init(schema: StoreSchema, pins: CapturePins) {
@@ -81,7 +82,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             capture.pinnedSinceFold = capture.pins.isPinned
         }
         capture.maintenance = CaptureMaintenance { [weak capture, weak database] in
-            try? database?.withWriter { db in capture?.maintain(on: db) }
+            (try? database?.withWriter { db in capture?.maintain(on: db) }) ?? false
         }
         return capture
     }
@@ -145,14 +146,19 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         folded = false
     }
 
-    /// Work between transactions, run once a second by ``CaptureMaintenance``
-    /// with the writer idle: the holder whose own writes stopped still restarts the log
-    /// that other processes grow, and another process takes the holder's part when it exits.
-    func maintain(on db: Connection) {
+    /// Work between transactions, run by ``CaptureMaintenance`` with the writer idle: the
+    /// holder whose own writes stopped still restarts the log that other processes grow,
+    /// and another process takes the holder's part when it exits. Returns whether the log
+    /// changed since the last call (the maintenance then comes back sooner).
+    func maintain(on db: Connection) -> Bool {
+        var frames: UInt32 = 0
+        let changed = tributary_wal_frames(db.handle, &frames) == SQLITE_OK && frames != lastMaintainedFrames
+        lastMaintainedFrames = frames
         if !pins.isHolder { try? claimPins(on: db) }
-        guard pins.isHolder else { return }
+        guard pins.isHolder else { return changed }
         if !pins.isPinned { repin(on: db, checkpoint: false) }
         restartLogIfLarge(on: db)
+        return changed
     }
 
     /// A pin taken while frames wait to be checkpointed keeps the log from ever restarting,
