@@ -129,7 +129,7 @@ extension NotificationTests.MergeOnceTests {
         try writer.save()
         try await Task.sleep(for: .milliseconds(600))   // the watcher's read times out meanwhile
         pinned.reset()                                    // frees the reader; no further commit
-        #expect(await Wait.until(.seconds(8)) { post["title"] == "After the retry" })
+        #expect(await Wait.until(.seconds(20)) { post["title"] == "After the retry" })
         withExtendedLifetime((viewer, pinned)) {}
     }
 }

@@ -43,8 +43,10 @@ final class ChangeCollector: Sendable {
 }
 
 enum Wait {
-    /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-    static func until(_ timeout: Duration = .seconds(5), _ condition: () throws -> Bool) async rethrows -> Bool {
+    /// Polls `condition` until it holds or `timeout` passes; returns whether it held. The
+    /// default is long because a full parallel run on two loaded cores once took over 5 s
+    /// to carry a change from another process into a context; a held condition returns at once.
+    static func until(_ timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return true }
