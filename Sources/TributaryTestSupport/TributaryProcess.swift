@@ -56,11 +56,12 @@ public enum TributaryProcess {
         return process
     }
 
-    /// Runs to the end with `stdin` as its input (none when nil), capturing its output.
+    /// Runs to the end with `stdin` as its input (none when nil), capturing its output; runs
+    /// `executable` (such as the `sqlite3` shell) instead of the binary when given.
     @discardableResult
-    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], executable: URL? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = arguments
         process.environment = merged(environment)
         let out = Pipe(), err = Pipe(), input = Pipe()

@@ -19,6 +19,12 @@ enum CLI {
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> CLIResult {
         try TributaryProcess.run(arguments, stdin: stdin, environment: environment)
     }
+
+    /// Runs the system's `sqlite3` shell on `path`: another program reading or writing the file.
+    @discardableResult
+    static func sqlite3(_ path: String, _ sql: String) throws -> CLIResult {
+        try TributaryProcess.run([path], stdin: ".timeout 5000\n" + sql, executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+    }
 }
 
 extension CLI {

@@ -13,12 +13,8 @@ extension CLITests {
 
     /// Runs the system's sqlite3 shell on `store` (another program writing the file).
     func sqlite3(_ store: String, _ sql: String) throws {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        shell.arguments = [store, sql]
-        try shell.run()
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0)
+        let result = try CLI.sqlite3(store, sql)
+        #expect(result.status == 0, "\(result.stderr)")
     }
 
     @Test func emptyValuesLeaveARowUpdatable() throws {

@@ -72,6 +72,6 @@ struct BatchDeleter {
                 try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)", [list])
             }
         }
-        try db.execute("DELETE FROM \(quote(table.name)) WHERE \"_pk\" \(inList)", [list])
+        try db.execute("DELETE FROM \(quote(table.name)) WHERE \(table.key) \(inList)", [list])
     }
 }

@@ -262,8 +262,8 @@ struct BatchInserter {
         if let cached = updateStatements[mask] {
             statement = cached
         } else {
-            let assignments = given.map { "\(quote(columnNames[$0])) = ?" } + ["\"_version\" = \"_version\" + 1"]
-            statement = try db.cachedStatement("UPDATE \(quote(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ?")
+            let assignments = table.assignments(given.map { "\(quote(columnNames[$0])) = ?" })
+            statement = try db.cachedStatement("UPDATE \(quote(table.name)) SET \(assignments) WHERE \(table.key) = ?")
             updateStatements[mask] = statement
         }
         for (k, i) in given.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
@@ -280,11 +280,10 @@ struct BatchInserter {
     /// The insert of a row with its primary key given, updating the row holding that key.
     private mutating func keyedStatement(mask: UInt64, on db: Connection) throws -> Statement {
         if let statement = keyedStatements[mask] { return statement }
-        let columns = (writtenColumns.map { columnNames[$0] } + ["_pk"]).map(quote).joined(separator: ", ")
+        let columns = (writtenColumns.map { quote(columnNames[$0]) } + [table.key]).joined(separator: ", ")
         let marks = Array(repeating: "?", count: writtenColumns.count + 1).joined(separator: ", ")
-        var updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
-        updates.append("\"_version\" = \"_version\" + 1")
-        let sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks)) ON CONFLICT (\"_pk\") DO UPDATE SET \(updates.joined(separator: ", "))"
+        let updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
+        let sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks)) ON CONFLICT (\(table.key)) DO UPDATE SET \(table.assignments(updates))"
         let statement = try db.cachedStatement(sql)
         keyedStatements[mask] = statement
         return statement
@@ -296,13 +295,12 @@ struct BatchInserter {
         let columns = writtenColumns.map { quote(columnNames[$0]) }.joined(separator: ", ")
         let marks = Array(repeating: "?", count: writtenColumns.count).joined(separator: ", ")
         var sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks))"
-        var updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
-        updates.append("\"_version\" = \"_version\" + 1")
+        let updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
         if splitsUpsert {
             sql += " ON CONFLICT DO NOTHING"
         } else {
             for constraint in table.entity.uniquenessConstraints {
-                sql += " ON CONFLICT (\(constraint.map(quote).joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
+                sql += " ON CONFLICT (\(constraint.map(quote).joined(separator: ", "))) DO UPDATE SET \(table.assignments(updates))"
             }
         }
         let statement = try db.cachedStatement(sql)
@@ -315,7 +313,7 @@ struct BatchInserter {
         for constraint in table.entity.uniquenessConstraints {
             let columns = constraint.map { table.columnIndex[$0]! }
             let condition = constraint.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
-            if let key = try db.scalar("SELECT \"_pk\" FROM \(quote(table.name)) WHERE \(condition)", columns.map { values[$0] })?.integerValue {
+            if let key = try db.scalar("SELECT \(table.key) FROM \(quote(table.name)) WHERE \(condition)", columns.map { values[$0] })?.integerValue {
                 return key
             }
         }

@@ -85,9 +85,8 @@ extension PersistentStoreCoordinator {
         guard !assignments.isEmpty || !links.isEmpty else {
             throw TributaryError(.invalidInput, "a batch update needs at least one value to set", location: table.name, hint: "give key=value pairs")
         }
-        assignments.append("\"_version\" = \"_version\" + 1")
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
-        let sql = "UPDATE \(quote(table.name)) AS t0 SET \(assignments.joined(separator: ", "))\(filter.sql) RETURNING \"_pk\""
+        let sql = "UPDATE \(quote(table.name)) AS t0 SET \(table.assignments(assignments))\(filter.sql) RETURNING \(table.key)"
         return try store.database.write(request.transaction) { db in
             let statement = try db.makeStatement(sql)
             try statement.bind(arguments + filter.arguments)
@@ -116,7 +115,7 @@ extension PersistentStoreCoordinator {
             throw TributaryError(.invalidInput, "\(id) is not an object of \(table.name)", location: table.name, hint: "give object IDs of \(table.name) only")
         }
         let list = AttributeValue.string("[" + objectIDs.map { String($0.primaryKey) }.joined(separator: ",") + "]")
-        let keys = "t0.\"_pk\" IN (SELECT value FROM json_each(?))"
+        let keys = "t0.\(table.key) IN (SELECT value FROM json_each(?))"
         if filter.sql.isEmpty { return SQLFragment(" WHERE " + keys, [list]) }
         return SQLFragment(filter.sql + " AND " + keys, filter.arguments + [list])
     }
@@ -134,7 +133,7 @@ extension PersistentStoreCoordinator {
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         return try store.database.write(request.transaction) { db in
             var keys: [Int64] = []
-            let statement = try db.makeStatement("SELECT t0.\"_pk\" FROM \(quote(table.name)) t0\(filter.sql)")
+            let statement = try db.makeStatement("SELECT t0.\(table.key) FROM \(quote(table.name)) t0\(filter.sql)")
             try statement.bind(filter.arguments)
             while try statement.step() { keys.append(statement.int64(at: 0)) }
             var deleter = BatchDeleter(schema: store.schema)

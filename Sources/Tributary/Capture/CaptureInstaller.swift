@@ -5,14 +5,15 @@ import Foundation
 /// `_tributary_capture_table`, so that rows logged before a migration are still read
 /// with the columns they were written with.
 enum CaptureInstaller {
-    /// The captured tables as recorded (for folding rows logged under them).
-    static func recorded(on db: Connection) throws -> [CapturedTable] {
+    /// The captured tables as recorded (for folding rows logged under them), keyed as
+    /// `schema` keys them.
+    static func recorded(on db: Connection, schema: StoreSchema? = nil) throws -> [CapturedTable] {
         let statement = try db.makeStatement("SELECT id, name, kind, columns, uniques FROM \(CaptureLog.tables) ORDER BY id")
         var tables: [CapturedTable] = []
         while try statement.step() {
             let kind: CapturedTable.Kind = statement.string(at: 2) == "join" ? .join : .entity
             tables.append(CapturedTable(id: Int(statement.int64(at: 0)), name: statement.string(at: 1), kind: kind,
-                                        keyColumns: kind == .join ? ["src", "dst"] : ["_pk"],
+                                        keyColumns: kind == .join ? ["src", "dst"] : [schema?.tables[statement.string(at: 1)]?.keyColumn ?? "_pk"],
                                         columns: decode(statement.string(at: 3)) as [String]? ?? [],
                                         uniqueConstraints: decode(statement.string(at: 4)) as [[String]]? ?? []))
         }
@@ -32,7 +33,7 @@ enum CaptureInstaller {
     /// Brings every table of `schema` under capture, keeping each known table's number,
     /// and removes the triggers of tables no longer in it.
     static func install(on db: Connection, schema: StoreSchema) throws -> Installed {
-        let known = Dictionary(try recorded(on: db).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let known = Dictionary(try recorded(on: db, schema: schema).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
         var tables: [CapturedTable] = [], drifted: [String] = []
         for table in CapturedTable.all(in: schema) {

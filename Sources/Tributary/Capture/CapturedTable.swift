@@ -23,7 +23,7 @@ struct CapturedTable: Sendable, Equatable {
         var tables: [CapturedTable] = []
         for name in schema.tables.keys.sorted() {
             let table = schema.tables[name]!
-            tables.append(CapturedTable(id: tables.count + 1, name: name, kind: .entity, keyColumns: ["_pk"],
+            tables.append(CapturedTable(id: tables.count + 1, name: name, kind: .entity, keyColumns: [table.keyColumn],
                                         columns: table.dataColumns, uniqueConstraints: table.entity.uniquenessConstraints))
             for relationship in table.entity.relationships {
                 guard case .joinTable(let join, "src", _) = table.storage[relationship.name], join == "_\(name)_\(relationship.name)" else { continue }

@@ -71,7 +71,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             try db.transaction {
                 try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
-                capture.tables = try CaptureInstaller.recorded(on: db)
+                capture.tables = try CaptureInstaller.recorded(on: db, schema: schema)
                 try capture.foldPending(on: db, recordingPosition: true)
                 capture.tables = try capture.check.run(on: db, schema: schema)
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")

@@ -79,9 +79,9 @@ final class ContextEntity: Sendable {
             attribute.defaultValue.flatMap { try? validator.attributeValue($0, attribute, row: nil) } ?? .null
         } + table.foreignKeys.map { _ in .null }
         let columnList = slotNames.map { quote($0) }
-        let selected = (["\"_version\""] + columnList).joined(separator: ", ")
-        selectByKeySQL = "SELECT \(selected) FROM \(quote(table.name)) WHERE \"_pk\" = ?"
-        selectAllSQL = "SELECT \"_pk\", \(selected) FROM \(quote(table.name))"
+        let selected = ([table.version()] + columnList).joined(separator: ", ")
+        selectByKeySQL = "SELECT \(selected) FROM \(quote(table.name)) WHERE \(table.key) = ?"
+        selectAllSQL = "SELECT \(table.key), \(selected) FROM \(quote(table.name))"
         let insertColumns = writable.map { columnList[$0] }
         insertSQL = insertColumns.isEmpty
             ? "INSERT INTO \(quote(table.name)) DEFAULT VALUES"
@@ -93,12 +93,11 @@ final class ContextEntity: Sendable {
         slot < attributeCount ? table.attributes[slot] : nil
     }
 
-    /// `UPDATE t SET <slots in mask>, _version = _version + 1 WHERE _pk = ?`
+    /// `UPDATE t SET <slots in mask>, _version = _version + 1 WHERE _pk = ?` (no version on an adopted table).
     func updateSQL(mask: UInt64) -> String {
         var assignments: [String] = []
         for (i, name) in slotNames.enumerated() where mask & (1 << UInt64(i)) != 0 { assignments.append("\(quote(name)) = ?") }
-        assignments.append("\"_version\" = \"_version\" + 1")
-        return "UPDATE \(quote(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \"_pk\" = ?"
+        return "UPDATE \(quote(table.name)) SET \(assignments.joined(separator: ", "))\(table.versionBump) WHERE \(table.key) = ?"
     }
 
     /// Reads the slot values of the statement's current row, starting at column `first`.

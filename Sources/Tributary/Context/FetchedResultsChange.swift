@@ -122,6 +122,8 @@ struct SortKeyQuery: Sendable {
     private let head: String
     private let filter: SQLFragment
     private let order: String
+    /// The entity's key column, quoted.
+    private let key: String
     /// Ascending or not, per sort descriptor.
     let ascending: [Bool]
     var sortCount: Int { ascending.count }
@@ -133,6 +135,7 @@ struct SortKeyQuery: Sendable {
             throw TributaryError(.invalidInput, "a fetched results controller takes no fetch offset", location: request.entityName, hint: "leave fetchOffset at 0; fetchLimit is supported")
         }
         let table = try schema.table(request.entityName)
+        key = table.key
         var compiler = PredicateCompiler(schema: schema)
         func resolve(_ keyPath: String, _ what: String) throws -> String {
             do {
@@ -143,9 +146,9 @@ struct SortKeyQuery: Sendable {
         }
         let section = try sectionKeyPath.map { try resolve($0, "section") } ?? "NULL"
         let sorts = try request.sortDescriptors.map { try resolve($0.key, "sort") }
-        head = "SELECT t0.\"_pk\", \(section), \(sorts.joined(separator: ", ")) FROM \(quote(table.name)) t0"
+        head = "SELECT t0.\(table.key), \(section), \(sorts.joined(separator: ", ")) FROM \(quote(table.name)) t0"
         filter = try request.predicate.map { try compiler.compile($0, table: table, alias: "t0") } ?? SQLFragment("1")
-        order = " ORDER BY \(section) ASC, " + zip(sorts, request.sortDescriptors).map { "\($0) \($1.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ", t0.\"_pk\" ASC"
+        order = " ORDER BY \(section) ASC, " + zip(sorts, request.sortDescriptors).map { "\($0) \($1.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ", t0.\(table.key) ASC"
         ascending = request.sortDescriptors.map(\.ascending)
         usesRelationships = (sectionKeyPath?.contains(".") ?? false) || request.sortDescriptors.contains { $0.key.contains(".") }
             || (request.predicate.map { "\($0)".contains(".") } ?? false)
@@ -155,6 +158,6 @@ struct SortKeyQuery: Sendable {
     func sql(restrictedTo keys: [Int64]?) -> (String, [AttributeValue]) {
         guard let keys else { return (head + " WHERE " + filter.sql + order, filter.arguments) }
         let list = AttributeValue.string("[" + keys.map(String.init).joined(separator: ",") + "]")
-        return (head + " WHERE (" + filter.sql + ") AND t0.\"_pk\" IN (SELECT value FROM json_each(?))" + order, filter.arguments + [list])
+        return (head + " WHERE (" + filter.sql + ") AND t0.\(key) IN (SELECT value FROM json_each(?))" + order, filter.arguments + [list])
     }
 }

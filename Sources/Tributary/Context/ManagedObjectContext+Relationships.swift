@@ -246,7 +246,7 @@ extension ManagedObjectContext {
         guard !missing.isEmpty, parent == nil else { return objects }
         let list = AttributeValue.string("[" + missing.map(String.init).joined(separator: ",") + "]")
         try withReader { db in
-            let statement = try db.makeStatement(layout.selectAllSQL + " WHERE \"_pk\" IN (SELECT value FROM json_each(?))")
+            let statement = try db.makeStatement(layout.selectAllSQL + " WHERE \(layout.table.key) IN (SELECT value FROM json_each(?))")
             try statement.bind([list])
             while try statement.step() {
                 if let object = registry[layout.index][statement.int64(at: 0)], object.isFaultState {

@@ -165,7 +165,7 @@ extension ManagedObjectContext {
             for object in inserted { try insert(object) }
             for (object, slot, target) in pendingLinks {
                 guard let key = keys[object.id.primaryKey], let targetKey = keys[target.primaryKey] else { continue }
-                try db.execute("UPDATE \(quote(object.layout.name)) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \"_pk\" = ?", [.integer(targetKey), .integer(key)])
+                try db.execute("UPDATE \(quote(object.layout.name)) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \(object.layout.table.key) = ?", [.integer(targetKey), .integer(key)])
             }
 
             // 3. Updates.
@@ -327,7 +327,7 @@ extension ManagedObjectContext {
         for (index, group) in byEntity {
             let layout = group[0].layout
             let list = AttributeValue.string("[" + group.map { String($0.id.primaryKey) }.joined(separator: ",") + "]")
-            let statement = try db.cachedStatement("SELECT \"_pk\", \"_version\" FROM \(quote(layout.name)) WHERE \"_pk\" IN (SELECT value FROM json_each(?))")
+            let statement = try db.cachedStatement("SELECT \(layout.table.key), \(layout.table.version()) FROM \(quote(layout.name)) WHERE \(layout.table.key) IN (SELECT value FROM json_each(?))")
             try statement.bind([list])
             var versions: [Int64: Int64] = [:]
             while try statement.step() { versions[statement.int64(at: 0)] = statement.int64(at: 1) }

@@ -379,9 +379,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 }
             } else {
                 // The ID query's SELECT with the version and every slot added.
-                let idColumn = "SELECT t0.\"_pk\""
+                let idColumn = "SELECT t0.\(layout.table.key)"
                 precondition(query.sql.hasPrefix(idColumn), "Tributary: unexpected fetch SQL")
-                let selectSQL = "SELECT t0.\"_pk\", t0.\"_version\"" + layout.slotNames.map { ", t0.\(quote($0))" }.joined() + query.sql.dropFirst(idColumn.count)
+                let selectSQL = "SELECT t0.\(layout.table.key), \(layout.table.version("t0"))" + layout.slotNames.map { ", t0.\(quote($0))" }.joined() + query.sql.dropFirst(idColumn.count)
                 try withReader { db in
                     let statement = try db.makeStatement(selectSQL)
                     try statement.bind(query.arguments)

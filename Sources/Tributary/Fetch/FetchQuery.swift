@@ -36,7 +36,7 @@ struct FetchQuery {
         var names: [String] = []
         var columns: [Column] = []
         // Rows of a grouped, distinct or aggregate fetch stand for no one object: key 0.
-        var selected = [grouping == nil ? "t0.\"_pk\"" : "0"]
+        var selected = [grouping == nil ? "t0.\(table.key)" : "0"]
         if request.resultType == .dictionary || request.resultType == .managedObject {
             let wanted = request.propertiesToFetch ?? (table.entity.attributes.map(\.name) + table.entity.relationships.filter { !$0.isToMany }.map(\.name))
             for name in wanted {
@@ -80,7 +80,7 @@ struct FetchQuery {
                 arguments += scalar.arguments
             }
             // Then by key, or for rows that stand for no object, by every column in turn.
-            order += grouping == nil ? ["t0.\"_pk\" ASC"] : names.indices.map { String($0 + 2) }
+            order += grouping == nil ? ["t0.\(table.key) ASC"] : names.indices.map { String($0 + 2) }
             sql += " ORDER BY " + order.joined(separator: ", ")
         }
         if request.fetchLimit > 0 || request.fetchOffset > 0 {

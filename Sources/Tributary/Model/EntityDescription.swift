@@ -33,6 +33,11 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         set { objectClass = EntityClass(type: newValue) }
     }
     var objectClass = EntityClass(type: nil)
+    /// The column that identifies the rows of a table Tributary did not create (an adopted
+    /// database's table): its `INTEGER PRIMARY KEY` column, or `rowid` when it has none.
+    /// Nil for the tables Tributary creates, keyed by `_pk` and versioned by `_version`;
+    /// an adopted table has no version column.
+    public var tableKey: String?
 
     /// An entity description.
     public init(name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [], uniquenessConstraints: [[String]] = [], indexes: [[String]] = []) {
@@ -43,7 +48,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         self.indexes = indexes
     }
 
-    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes }
+    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -52,6 +57,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
         indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
+        tableKey = try c.decodeIfPresent(String.self, forKey: .tableKey)
     }
 
     /// The attribute named `name`.

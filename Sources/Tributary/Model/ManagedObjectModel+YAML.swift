@@ -67,7 +67,7 @@ struct ModelYAMLReader {
     let source: String
 
     static let topKeys = ["entities"]
-    static let entityKeys = ["attributes", "relationships", "unique", "indexes"]
+    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey"]
     static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory", "derived"]
     static let relationshipKeys = ["to", "inverse", "toMany", "deleteRule", "optional"]
 
@@ -119,6 +119,7 @@ struct ModelYAMLReader {
         }
         if let unique = body["unique"] { entity.uniquenessConstraints += try nameLists(unique, what: "unique") }
         if let indexes = body["indexes"] { entity.indexes += try nameLists(indexes, what: "indexes") }
+        if let key = body["tableKey"] { entity.tableKey = try string(key, what: "'tableKey' of '\(name)'") }
         return entity
     }
 

@@ -8,6 +8,7 @@ extension ManagedObjectModel {
         var out = "entities:\n"
         for entity in entities {
             out += "  \(entity.name):\n"
+            if let key = entity.tableKey { out += "    tableKey: \(Self.yamlString(key))\n" }
             if !entity.attributes.isEmpty {
                 out += "    attributes:\n"
                 for attribute in entity.attributes {

@@ -133,6 +133,7 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
             guard columns <= Self.maximumColumns else {
                 throw fail("entity has \(columns) columns, more than \(Self.maximumColumns)", "entity \(entity.name)", hint: "split it into related entities")
             }
+            if let key = entity.tableKey { try Self.checkAdopted(entity, key: key) }
             for attribute in entity.attributes {
                 if let value = attribute.defaultValue, !value.isNull, value.coerced(to: attribute.type) == nil {
                     throw fail("default \(value) is not a \(attribute.type.rawValue)", "\(entity.name).\(attribute.name)", hint: attribute.type.formatHint)
@@ -164,6 +165,20 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         }
         try validateDerivedAttributes()
         try StoreSchema(model: self).checkObjectNames()
+    }
+
+    /// What an adopted table (one with a ``EntityDescription/tableKey``) cannot have yet.
+    private static func checkAdopted(_ entity: EntityDescription, key: String) throws {
+        let place = "entity \(entity.name)"
+        guard !key.isEmpty, entity.attribute(named: key) == nil else {
+            throw TributaryError(.invalidModel, "the table key '\(key)' must be a column of its own, not an attribute", location: place, hint: "remove the attribute or name another key")
+        }
+        if !entity.relationships.isEmpty {
+            throw TributaryError(.invalidModel, "an adopted table cannot have relationships yet", location: place, hint: "keep its foreign-key columns as integer attributes")
+        }
+        if entity.attributes.contains(where: \.isDerived) {
+            throw TributaryError(.invalidModel, "an adopted table cannot have derived attributes", location: place, hint: "compute the value in a view or in the program that writes it")
+        }
     }
 
     static func isValidName(_ name: String) -> Bool {

@@ -160,12 +160,12 @@ struct PredicateCompiler {
         if first.hasPrefix("$") {
             // A SUBQUERY variable: `$t` is the member itself, `$t.name` its name.
             let variable = try self.variable(first, in: name)
-            if path.count == 1 { return Scalar(sql: "\(variable.alias).\"_pk\"", kind: .toOne(entity: variable.table.name)) }
+            if path.count == 1 { return Scalar(sql: "\(variable.alias).\(variable.table.key)", kind: .toOne(entity: variable.table.name)) }
             return try resolve(Array(path.dropFirst()), table: variable.table, alias: variable.alias)
         }
         if Self.isSelf(first, in: table.entity) {
             // `SELF` is the object itself (its ID); `self.title` is `title`.
-            if path.count == 1 { return Scalar(sql: "\(alias).\"_pk\"", kind: .toOne(entity: table.name)) }
+            if path.count == 1 { return Scalar(sql: "\(alias).\(table.key)", kind: .toOne(entity: table.name)) }
             return try resolve(Array(path.dropFirst()), table: table, alias: alias)
         }
         if let attribute = table.entity.attribute(named: first) {

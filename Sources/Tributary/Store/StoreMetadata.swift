@@ -12,7 +12,7 @@ enum StoreMetadata {
             let tables = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")?.integerValue ?? 0
             if tables > 0 {
                 throw TributaryError(.notAStore, "a SQLite database, but not a Tributary store (it has no \(table) table)", location: place,
-                                     hint: "give the path of a store made by tributary init, or a new path")
+                                     hint: "make it a store in place with: tributary adopt \(place)")
             }
             guard let model else {
                 throw TributaryError(.notAStore, "an empty database, not a Tributary store", location: place, hint: "create it with: tributary init STORE --model MODEL.yml")
@@ -45,6 +45,10 @@ enum StoreMetadata {
                                  hint: "another program changed _tributary_metadata; restore the store from a copy or replay its stream")
         }
         guard let given = model, given != cached else { return (identifier, cached, []) }
+        if cached.entities.contains(where: { $0.tableKey != nil }) {
+            throw TributaryError(.incompatibleModel, "an adopted database is opened with its own model; Tributary does not change its tables", location: place,
+                                 hint: "open it without a model; after changing its tables, run tributary adopt again")
+        }
         let migration = try ModelMigration(from: cached, to: given)
         // The same model with its properties in another order: nothing to migrate.
         guard migration.model != cached else { return (identifier, cached, []) }
@@ -78,7 +82,7 @@ enum StoreMetadata {
         ])
     }
 
-    private static func write(on db: Connection, _ values: [String: String]) throws {
+    static func write(on db: Connection, _ values: [String: String]) throws {
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             try db.execute("INSERT INTO \(table) (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.string(key), .string(value)])
         }

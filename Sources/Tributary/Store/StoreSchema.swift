@@ -25,6 +25,24 @@ struct StoreSchema: Sendable {
         let columnIndex: [String: Int]
 
         var name: String { entity.name }
+        /// The column identifying a row: `_pk`, or an adopted table's own key (``EntityDescription/tableKey``).
+        var keyColumn: String { entity.tableKey ?? "_pk" }
+        /// ``keyColumn`` quoted for SQL.
+        var key: String { entity.tableKey.map(quote) ?? "\"_pk\"" }
+        /// Whether an adopted table has no key column: rows are identified by their rowid.
+        var isKeyedByRowid: Bool { ["rowid", "_rowid_", "oid"].contains(keyColumn.lowercased()) }
+        /// Whether rows carry Tributary's `_version` (adopted tables do not).
+        var isVersioned: Bool { entity.tableKey == nil }
+        /// `, "_version" = "_version" + 1` for an `UPDATE`'s assignments of a versioned table, else nothing.
+        var versionBump: String { isVersioned ? ", \"_version\" = \"_version\" + 1" : "" }
+        /// An `UPDATE`'s or upsert's assignments, joined, with the version bump of a versioned
+        /// table; an unversioned table with nothing to set sets its key to itself.
+        func assignments(_ list: [String]) -> String {
+            let all = list + (isVersioned ? ["\"_version\" = \"_version\" + 1"] : list.isEmpty ? ["\(key) = \(key)"] : [])
+            return all.joined(separator: ", ")
+        }
+        /// The row's version in a `SELECT` (`alias."_version"`, or 1 for a table without versions).
+        func version(_ alias: String? = nil) -> String { isVersioned ? (alias.map { "\($0)." } ?? "") + "\"_version\"" : "1" }
         /// Attribute and foreign-key column names, in order.
         var dataColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.name) }
     }
@@ -86,7 +104,9 @@ struct StoreSchema: Sendable {
     /// Statements creating one entity's table and indexes.
     func createStatements(for entity: EntityDescription) -> [String] {
         let table = tables[entity.name]!
-        var columns = ["\"_pk\" INTEGER PRIMARY KEY", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
+        // An adopted table's model (replayed into a new store) keeps its key and has no version.
+        var columns = table.isVersioned ? ["\"_pk\" INTEGER PRIMARY KEY", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
+            : table.isKeyedByRowid && !table.attributes.isEmpty ? [] : ["\(table.key) INTEGER PRIMARY KEY"]
         columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)\(DerivedAttributeTriggers.columnDefault($0, canBeNonConstant: true))" }
         columns += table.foreignKeys.map { "\(quote($0.name)) INTEGER" }
         var statements = ["CREATE TABLE \(quote(entity.name)) (\(columns.joined(separator: ", ")))"]

@@ -1,0 +1,71 @@
+import Foundation
+
+/// One adoption of a database, or its undoing, inside the caller's write transaction.
+struct Adoption {
+    let db: Connection
+    let path: String
+    /// The journal mode before adoption switched it to WAL (kept to undo it).
+    let journalMode: String
+
+    private static let metadata = StoreMetadata.table
+
+    /// Adopts the database, or adopts it again (new tables in, gone tables out).
+    func run(_ requested: DatabaseAdoption) throws -> AdoptionReport {
+        let existing = try adoptedStore()
+        // Adopting again without options keeps the ones the database was adopted with.
+        let options = requested == DatabaseAdoption() ? existing?.options ?? requested : requested
+        let inferred = try SchemaInference(options: options).read(on: db, place: path)
+        let model = try ManagedObjectModel(entities: inferred.entities)
+        let identifier = existing?.identifier ?? UUID()
+        if existing == nil {
+            try db.execute("CREATE TABLE \(Self.metadata) (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+            try StoreMetadata.write(on: db, [
+                "format": String(PersistentStore.formatVersion), "storeID": identifier.uuidString.lowercased(),
+                "created": ISO8601.string(from: Date()), "adoptedJournalMode": journalMode,
+            ])
+            _ = try HistorySchema.prepare(on: db, enable: true, place: path)
+        }
+        try StoreMetadata.write(on: db, [
+            "model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash,
+            "adoptedOptions": String(decoding: try JSONEncoder().encode(options), as: UTF8.self),
+        ])
+        let schema = StoreSchema(model: model)
+        try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
+        _ = try CaptureInstaller.install(on: db, schema: schema)
+        let before = Set(existing?.model.entities.map(\.name) ?? [])
+        return AdoptionReport(storeID: identifier.uuidString.lowercased(), wasAdopted: existing != nil, tables: inferred.tables,
+                              newTables: inferred.tables.map(\.name).filter { !before.contains($0) }, skipped: inferred.skipped)
+    }
+
+    /// Drops every `_tributary_*` object; gives their names and the journal mode to restore.
+    func undo() throws -> ([String], String?) {
+        guard try adoptedStore() != nil else {
+            throw TributaryError(.notAStore, "not an adopted database: it has no Tributary tables", location: path, hint: "nothing to undo")
+        }
+        let mode = try db.scalar("SELECT value FROM \(Self.metadata) WHERE key = 'adoptedJournalMode'")?.stringValue
+        var removed: [String] = []
+        for type in ["trigger", "view", "table"] {
+            let statement = try db.makeStatement("SELECT name FROM sqlite_master WHERE type = ? AND name LIKE '\\_tributary\\_%' ESCAPE '\\' ORDER BY name")
+            try statement.bind([.string(type)])
+            var names: [String] = []
+            while try statement.step() { names.append(statement.string(at: 0)) }
+            for name in names { try db.execute("DROP \(type.uppercased()) \(quote(name))") }
+            removed += names
+        }
+        return (removed, mode)
+    }
+
+    /// The adopted store in the database, or nil when it has none; a store Tributary
+    /// created is refused (its tables are its own).
+    private func adoptedStore() throws -> (identifier: UUID, model: ManagedObjectModel, options: DatabaseAdoption)? {
+        guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(Self.metadata)])?.integerValue ?? 0 > 0 else { return nil }
+        let (identifier, model, _) = try StoreMetadata.load(on: db, given: nil, place: path, canWrite: false)
+        guard model.entities.allSatisfy({ $0.tableKey != nil }) else {
+            throw TributaryError(.invalidInput, "a store made by Tributary, not an adopted database", location: path,
+                                 hint: "its tables are Tributary's own; change them with a model and tributary init, or delete the file")
+        }
+        let text = try db.scalar("SELECT value FROM \(Self.metadata) WHERE key = 'adoptedOptions'")?.stringValue ?? "{}"
+        let options = (try? JSONDecoder().decode(DatabaseAdoption.self, from: Data(text.utf8))) ?? DatabaseAdoption()
+        return (identifier, model, options)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+extension PersistentStoreCoordinator {
+    /// Makes the SQLite database at `url`, made by any program, a store in place: its
+    /// tables become entities (see ``AdoptionReport``), and from then on every write to
+    /// them, by Tributary or by any other program, is recorded in history.
+    ///
+    /// The user's tables are never changed: Tributary adds only its own `_tributary_*`
+    /// tables and triggers, in one transaction, and switches the database to WAL (capture
+    /// reads transaction boundaries from it). Adopting a store again picks up tables made
+    /// since, keeping the store's identity and history; their triggers are installed in the
+    /// same transaction that adds them to the model. ``undoAdoption(at:busyTimeout:)`` removes
+    /// everything again. Open the store afterwards as any other, without a model.
+    ///
+    /// ```swift
+    /// let report = try PersistentStoreCoordinator.adoptDatabase(at: URL(fileURLWithPath: "app.db"))
+    /// print(report.tables.map(\.name))
+    /// ```
+    public static func adoptDatabase(at url: URL, options: DatabaseAdoption = DatabaseAdoption(), busyTimeout: TimeInterval = 5) throws -> AdoptionReport {
+        let path = url.standardizedFileURL.path
+        return try withExistingDatabase(path, busyTimeout: busyTimeout) { db in
+            let mode = try db.scalar("PRAGMA journal_mode")?.stringValue ?? "delete"
+            if mode != "wal" {
+                guard try db.scalar("PRAGMA journal_mode = WAL")?.stringValue == "wal" else {
+                    throw TributaryError(.io, "the database cannot use a write-ahead log (journal mode \(mode))", location: path,
+                                         hint: "capture needs WAL: adopt a database on a local file system")
+                }
+            }
+            return try db.transaction { try Adoption(db: db, path: path, journalMode: mode).run(options) }
+        }
+    }
+
+    /// Removes everything ``adoptDatabase(at:options:busyTimeout:)`` added (Tributary's
+    /// tables, with the store's history, and its triggers) and puts the journal mode back,
+    /// leaving the user's schema and data as they were. Returns the names of what it removed.
+    /// A store made by Tributary (`tributary init`) is refused: its tables are its data.
+    public static func undoAdoption(at url: URL, busyTimeout: TimeInterval = 5) throws -> [String] {
+        let path = url.standardizedFileURL.path
+        let (removed, mode) = try withExistingDatabase(path, busyTimeout: busyTimeout) { db in
+            try db.transaction { try Adoption(db: db, path: path, journalMode: "").undo() }
+        }
+        if let mode, mode != "wal" {
+            try withExistingDatabase(path, busyTimeout: busyTimeout) { db in _ = try db.scalar("PRAGMA journal_mode = \(mode)") }
+        }
+        try? FileManager.default.removeItem(atPath: RemoteChangePoster.sidecarPath(of: path))
+        return removed
+    }
+
+    /// Runs `body` on a connection to the existing database at `path`, turning SQLite's
+    /// errors about the file into one clear line.
+    private static func withExistingDatabase<T>(_ path: String, busyTimeout: TimeInterval, _ body: (Connection) throws -> T) throws -> T {
+        try ConnectionOptions.checkBusyTimeout(busyTimeout, place: path)
+        if let problem = StoreDatabase.fileProblem(path) { throw problem }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw TributaryError(.fileNotFound, "no database at this path", location: path, hint: "give the path of an existing SQLite database; make a new store with tributary init")
+        }
+        do {
+            let db = try Connection(path: path, options: ConnectionOptions(create: false, busyTimeout: busyTimeout))
+            try db.execute("SELECT count(*) FROM sqlite_master")
+            return try body(db)
+        } catch let error as SQLiteError {
+            throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+
+/// Reads an existing database's tables as entities: the first step of adopting it.
+///
+/// Each table becomes an entity of its name; each column an attribute by its declared
+/// type's affinity (values stay as stored: a date kept as text stays a string); the
+/// `INTEGER PRIMARY KEY` identifies rows, or the rowid when there is none; unique indexes
+/// become uniqueness constraints. Tables Tributary cannot capture are refused, all at once,
+/// each with its reason.
+struct SchemaInference {
+    let options: DatabaseAdoption
+
+    struct Result {
+        var entities: [EntityDescription]
+        var tables: [AdoptionReport.Table]
+        var skipped: [String: String]
+    }
+
+    func read(on db: Connection, place: String) throws -> Result {
+        var result = Result(entities: [], tables: [], skipped: [:])
+        var refused: [String] = [], refusedNames: [String] = []
+        let list = try db.makeStatement("SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
+        var candidates: [(name: String, type: String, withoutRowid: Bool)] = []
+        while try list.step() { candidates.append((list.string(at: 0), list.string(at: 1), list.int64(at: 2) != 0)) }
+        for table in candidates {
+            let lower = table.name.lowercased()
+            if lower.hasPrefix("sqlite_") || lower.hasPrefix("_tributary_") { continue }
+            switch table.type {
+            case "view": continue
+            case "shadow": result.skipped[table.name] = "a virtual table's storage"; continue
+            case "virtual": result.skipped[table.name] = "a virtual table (SQLite runs no triggers on it)"; continue
+            default: break
+            }
+            guard options.adopts(table.name) else { result.skipped[table.name] = "excluded"; continue }
+            if table.withoutRowid {
+                refused.append("'\(table.name)' is a WITHOUT ROWID table (its rows have no integer identity yet)")
+                refusedNames.append(table.name)
+                continue
+            }
+            guard ManagedObjectModel.isValidName(table.name) else {
+                refused.append("'\(table.name)' is a name that needs quoting")
+                refusedNames.append(table.name)
+                continue
+            }
+            do {
+                let (entity, report) = try self.entity(table.name, on: db)
+                result.entities.append(entity)
+                result.tables.append(report)
+            } catch let problem as Refusal {
+                refused.append(problem.text)
+                refusedNames.append(table.name)
+            }
+        }
+        if !refused.isEmpty {
+            let names = refusedNames.map { ManagedObjectModel.isValidName($0) ? $0 : "'\($0)'" }
+            throw TributaryError(.invalidInput, "cannot adopt \(refused.count == 1 ? "a table" : "\(refused.count) tables"): \(refused.joined(separator: "; "))", location: place,
+                                 hint: "leave \(names.count == 1 ? "it" : "them") out with " + names.map { "--exclude \($0)" }.joined(separator: " "))
+        }
+        guard !result.entities.isEmpty else {
+            throw TributaryError(.invalidInput, "no table to adopt", location: place, hint: "the database has no ordinary tables, or --include/--exclude left none")
+        }
+        return result
+    }
+
+    /// Why one table cannot be adopted.
+    private struct Refusal: Error { let text: String }
+
+    private struct Column {
+        let name: String
+        let declared: String
+        let notNull: Bool
+        let defaultSQL: String?
+        let primaryKey: Int
+        let hidden: Int
+    }
+
+    private func entity(_ name: String, on db: Connection) throws -> (EntityDescription, AdoptionReport.Table) {
+        let columns = try self.columns(of: name, on: db)
+        var notes: [String] = []
+        let key = try self.key(of: name, columns: columns, notes: &notes, on: db)
+        var entity = EntityDescription(name: name)
+        entity.tableKey = key
+        for column in columns where column.name != key {
+            guard column.hidden == 0 else {
+                notes.append("generated column \(column.name) is left out (SQLite computes it)")
+                continue
+            }
+            guard ManagedObjectModel.isValidName(column.name) else {
+                throw Refusal(text: "'\(name)' has column '\(column.name)', a name that needs quoting or starts with _")
+            }
+            entity.attributes.append(attribute(column, notes: &notes))
+        }
+        guard entity.attributes.count <= ManagedObjectModel.maximumColumns else {
+            throw Refusal(text: "'\(name)' has \(entity.attributes.count) columns, more than \(ManagedObjectModel.maximumColumns)")
+        }
+        entity.uniquenessConstraints = try uniqueConstraints(of: name, attributes: Set(entity.attributes.map(\.name)), on: db)
+        return (entity, AdoptionReport.Table(name: name, key: key, attributes: entity.attributes.map(\.name), notes: notes))
+    }
+
+    private func columns(of table: String, on db: Connection) throws -> [Column] {
+        let statement = try db.makeStatement("SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid")
+        try statement.bind([.string(table)])
+        var columns: [Column] = []
+        while try statement.step() {
+            columns.append(Column(name: statement.string(at: 0), declared: statement.string(at: 1), notNull: statement.int64(at: 2) != 0,
+                                  defaultSQL: statement.optionalString(at: 3), primaryKey: Int(statement.int64(at: 4)), hidden: Int(statement.int64(at: 5))))
+        }
+        return columns
+    }
+
+    /// The `INTEGER PRIMARY KEY` column (an alias of the rowid), or the rowid's name.
+    private func key(of table: String, columns: [Column], notes: inout [String], on db: Connection) throws -> String {
+        let declared = columns.filter { $0.primaryKey > 0 }.sorted { $0.primaryKey < $1.primaryKey }
+        let hasKeyIndex = try db.scalar("SELECT count(*) FROM pragma_index_list(?) WHERE origin = 'pk'", [.string(table)])?.integerValue ?? 0 > 0
+        if declared.count == 1, declared[0].declared.uppercased() == "INTEGER", !hasKeyIndex { return declared[0].name }
+        let names = Set(columns.map { $0.name.lowercased() })
+        guard let rowid = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
+            throw Refusal(text: "'\(table)' has no INTEGER PRIMARY KEY and columns named rowid, _rowid_ and oid hide its rowid")
+        }
+        let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(declared.map(\.name).joined(separator: ", "))) is not an INTEGER PRIMARY KEY"
+        notes.append("\(declaredKey): rows are identified by their rowid, which VACUUM may renumber, changing their object IDs; declare an INTEGER PRIMARY KEY to keep them")
+        return rowid
+    }
+
+    /// An attribute by the affinity of the declared type (SQLite's rules, section 3.1 of
+    /// its datatype page), with NUMERIC split into bool, date-like text and double.
+    private func attribute(_ column: Column, notes: inout [String]) -> AttributeDescription {
+        let declared = column.declared.uppercased()
+        let type: AttributeType
+        if declared.contains("INT") { type = .integer }
+        else if ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains) { type = .string }
+        else if declared.contains("BLOB") { type = .binary }
+        else if declared.isEmpty { type = .string }
+        else if ["REAL", "FLOA", "DOUB"].contains(where: declared.contains) { type = .double }
+        else if declared.contains("BOOL") { type = .bool }
+        else if declared.contains("DATE") || declared.contains("TIME") { type = .string }
+        else { type = .double }
+        var defaultValue: AttributeValue?
+        if let sql = column.defaultSQL {
+            defaultValue = Self.literal(sql)?.coerced(to: type)
+            if defaultValue == nil { notes.append("the default of \(column.name) (\(sql)) is not a constant: other programs' inserts get it, Tributary's leave the column NULL unless given") }
+        }
+        return AttributeDescription(name: column.name, type: type, isOptional: !column.notNull, defaultValue: defaultValue)
+    }
+
+    /// A default written as a literal: a number, a quoted string, NULL, TRUE or FALSE.
+    static func literal(_ sql: String) -> AttributeValue? {
+        let text = sql.trimmingCharacters(in: .whitespaces)
+        switch text.uppercased() {
+        case "NULL": return nil
+        case "TRUE": return .integer(1)
+        case "FALSE": return .integer(0)
+        default: break
+        }
+        if let integer = Int64(text) { return .integer(integer) }
+        if let double = Double(text), double.isFinite { return .double(double) }
+        if text.count >= 2, text.hasPrefix("'"), text.hasSuffix("'") {
+            return .string(String(text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'"))
+        }
+        return nil
+    }
+
+    /// Unique indexes over plain columns (not partial, no expressions) as constraints.
+    private func uniqueConstraints(of table: String, attributes: Set<String>, on db: Connection) throws -> [[String]] {
+        let indexes = try db.makeStatement("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0 ORDER BY name")
+        try indexes.bind([.string(table)])
+        var names: [String] = []
+        while try indexes.step() { names.append(indexes.string(at: 0)) }
+        var constraints: [[String]] = []
+        for index in names {
+            let info = try db.makeStatement("SELECT cid, name FROM pragma_index_info(?) ORDER BY seqno")
+            try info.bind([.string(index)])
+            var columns: [String] = []
+            var plain = true
+            while try info.step() {
+                if info.int64(at: 0) < 0 || info.isNull(at: 1) { plain = false } else { columns.append(info.string(at: 1)) }
+            }
+            if plain, !columns.isEmpty, columns.allSatisfy(attributes.contains), !constraints.contains(columns) { constraints.append(columns) }
+        }
+        return constraints
+    }
+}

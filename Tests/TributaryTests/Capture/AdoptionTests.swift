@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// An existing SQLite database, made by the `sqlite3` shell, becomes a store in place:
+/// its tables untouched, every program's writes to them recorded, and undone to the byte
+/// of its dump.
+@Suite struct AdoptionTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("app.db") }
+
+    /// An app's database: an autoincrement key, a text key, a composite key, no key, a
+    /// generated column, a STRICT table, a unique index, defaults.
+    static let appSchema = """
+        CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT, email TEXT NOT NULL UNIQUE, name TEXT,
+            score REAL DEFAULT 0, active BOOLEAN DEFAULT 1, created_at DATETIME DEFAULT CURRENT_TIMESTAMP, avatar BLOB);
+        CREATE TABLE tags (label TEXT PRIMARY KEY, color TEXT);
+        CREATE TABLE memberships (user_id INTEGER, tag TEXT, PRIMARY KEY (user_id, tag));
+        CREATE TABLE notes (body, owner_id INTEGER REFERENCES users(id), loud TEXT GENERATED ALWAYS AS (upper(body)) VIRTUAL);
+        CREATE TABLE counters (id INTEGER PRIMARY KEY, hits INTEGER NOT NULL) STRICT;
+        CREATE INDEX notes_owner ON notes (owner_id);
+        CREATE VIEW active_users AS SELECT * FROM users WHERE active;
+        INSERT INTO users (email, name, avatar) VALUES ('ann@example.com', 'Ann', X''), ('bob@example.com', 'Bob', X'00ff');
+        INSERT INTO tags VALUES ('red', '#f00'), ('', NULL);
+        INSERT INTO memberships VALUES (1, 'red');
+        INSERT INTO notes (body, owner_id) VALUES ('hello', 1);
+        INSERT INTO counters VALUES (1, 0);
+        """
+
+    func makeApp(_ extra: String = "") throws {
+        try ForeignWriter.shell(path, Self.appSchema + extra)
+    }
+
+    func dump() throws -> String {
+        try ForeignWriter.shell(path, ".dump")
+    }
+
+    func open() throws -> PersistentStoreCoordinator {
+        let coordinator = PersistentStoreCoordinator()
+        let description = PersistentStoreDescription(url: path)
+        description.persistentHistoryTracking = true
+        try coordinator.addPersistentStore(with: description)
+        return coordinator
+    }
+
+    func properties(_ change: PersistentHistoryChange?) -> [String: (before: AttributeValue?, after: AttributeValue?)] {
+        Dictionary((change?.properties ?? []).map { ($0.name, ($0.before, $0.after)) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    @Test func tablesBecomeEntitiesKeyedAsDeclaredAndNothingOfTheUsersChanges() throws {
+        try makeApp()
+        let schemaBefore = try ForeignWriter.shell(path, "SELECT type, name, sql FROM sqlite_master ORDER BY name;")
+        let report = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        #expect(report.tables.map(\.name) == ["counters", "memberships", "notes", "tags", "users"])
+        let keys = Dictionary(report.tables.map { ($0.name, $0.key) }, uniquingKeysWith: { a, _ in a })
+        #expect(keys == ["counters": "id", "memberships": "rowid", "notes": "rowid", "tags": "rowid", "users": "id"])
+        let users = try #require(report.tables.first { $0.name == "users" })
+        #expect(users.attributes == ["email", "name", "score", "active", "created_at", "avatar"])
+        #expect(report.tables.first { $0.name == "notes" }?.attributes == ["body", "owner_id"], "the generated column is left out")
+        #expect(report.tables.first { $0.name == "tags" }?.notes.first?.contains("VACUUM may renumber") == true)
+        #expect(report.skipped.isEmpty, "a view is not a table: \(report.skipped)")
+        let schemaAfter = try ForeignWriter.shell(path, "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '\\_tributary\\_%' ESCAPE '\\' AND tbl_name NOT LIKE '\\_tributary\\_%' ESCAPE '\\' ORDER BY name;")
+        #expect(schemaAfter == schemaBefore, "only _tributary_ objects are added: \(schemaAfter)")
+
+        let coordinator = try open()
+        let model = try #require(coordinator.persistentStores.first?.model)
+        let entity = try model.requireEntity("users")
+        #expect(entity.attribute(named: "email")?.type == .string && entity.attribute(named: "email")?.isOptional == false)
+        #expect(entity.attribute(named: "score")?.defaultValue == .double(0) && entity.attribute(named: "active")?.type == .bool)
+        #expect(entity.attribute(named: "created_at")?.type == .string, "a date kept as text stays text")
+        #expect(entity.uniquenessConstraints == [["email"]])
+        let rows = try coordinator.fetch(FetchRequest(entityName: "users", sortDescriptors: [SortDescriptor("email")]))
+        #expect(rows.map { $0.objectID.primaryKey } == [1, 2], "the declared INTEGER PRIMARY KEY is the object's key")
+        #expect(rows.first?["avatar"] == .data(Data()))
+    }
+
+    @Test func everyProgramsWritesAreRecordedOnceWithTheirValues() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, """
+            BEGIN;
+            UPDATE users SET name = NULL WHERE email = 'ann@example.com';
+            INSERT OR REPLACE INTO tags VALUES ('red', '#e00');
+            UPDATE counters SET id = 7, hits = hits + 1;
+            DELETE FROM memberships;
+            COMMIT;
+            """)
+        try ForeignWriter.python(path, """
+            db.execute("INSERT INTO notes (body, owner_id) VALUES ('from python', 2)")
+            db.commit()
+            db.execute("DELETE FROM users")
+            db.rollback()
+            """)
+        try coordinator.execute(BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "email == 'bob@example.com'"), propertiesToUpdate: ["score": .double(2.5)]))
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.map(\.changes.count) == [6, 1, 1], "\(transactions.map { $0.changes.map { "\($0.changeType) \($0.changedObjectID)" } })")
+        #expect(transactions.map(\.processName) == ["foreign", "foreign", transactions.last?.processName ?? ""])
+        let shell = try #require(transactions.first)
+        func find(_ entity: String, _ type: PersistentHistoryChangeType, _ key: Int64) -> PersistentHistoryChange? {
+            shell.changes.first { $0.entityName == entity && $0.changeType == type && $0.changedObjectID.primaryKey == key }
+        }
+        let nameChange = find("users", .update, 1)
+        #expect(properties(nameChange)["name"]?.before == .string("Ann") && properties(nameChange)["name"]?.after == .null, "a value to NULL counts")
+        // INSERT OR REPLACE on a table keyed by its rowid: the old row goes, a new row (a new rowid) comes.
+        #expect(properties(find("tags", .delete, 1))["color"]?.before == .string("#f00"), "the row REPLACE removed is recorded")
+        #expect(properties(find("tags", .insert, 3))["color"]?.after == .string("#e00"))
+        // A key change: the row under its old key goes, under its new key it comes, with its values.
+        #expect(properties(find("counters", .delete, 1))["hits"]?.before == .integer(0))
+        #expect(properties(find("counters", .insert, 7))["hits"]?.after == .integer(1))
+        #expect(properties(find("memberships", .delete, 1))["tag"]?.before == .string("red"))
+        let python = transactions[1]
+        #expect(python.changes.first?.changeType == .insert && properties(python.changes.first)["body"]?.after == .string("from python"))
+        let own = try #require(transactions.last)
+        #expect(own.changes.first?.entityName == "users" && properties(own.changes.first)["score"]?.after == .double(2.5), "Tributary's own write, once")
+    }
+
+    @Test func tablesThatCannotBeAdoptedAreNamedWithHowToLeaveThemOut() throws {
+        try makeApp("""
+            CREATE TABLE kv (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
+            CREATE TABLE "order items" (id INTEGER PRIMARY KEY, qty INTEGER);
+            CREATE VIRTUAL TABLE docs USING fts5(body);
+            """)
+        let before = try dump()
+        let error = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.adoptDatabase(at: path) }
+        #expect(error.message.contains("cannot adopt 2 tables") && error.message.contains("'kv' is a WITHOUT ROWID table") && error.message.contains("'order items' is a name that needs quoting"),
+                "\(error.message)")
+        #expect(error.hint?.contains("--exclude kv --exclude 'order items'") == true, "hint: \(error.hint ?? "")")
+        #expect(try dump() == before, "a refused adoption writes nothing")
+        let report = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["kv", "order *"]))
+        #expect(report.skipped["kv"] == "excluded" && report.skipped["order items"] == "excluded")
+        #expect(report.skipped["docs"]?.contains("virtual table") == true && report.skipped["docs_data"]?.contains("virtual table's storage") == true)
+        #expect(!report.tables.contains { $0.name.hasPrefix("docs") })
+    }
+
+    @Test func undoingLeavesTheDumpAsItWasAndTheJournalModeBack() throws {
+        try makeApp()
+        let before = try dump()
+        #expect(try ForeignWriter.shell(path, "PRAGMA journal_mode;") == "delete\n")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        do {
+            let coordinator = try open()
+            try coordinator.execute(BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "email == 'bob@example.com'"), propertiesToUpdate: ["name": .string("Robert")]))
+            try coordinator.execute(BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "email == 'bob@example.com'"), propertiesToUpdate: ["name": .string("Bob")]))
+            _ = try coordinator.fetchHistory(.fetchHistory(after: nil))
+        }
+        try ForeignWriter.shell(path, "UPDATE tags SET color = '#f00' WHERE label = 'red';")
+        let removed = try PersistentStoreCoordinator.undoAdoption(at: path)
+        #expect(removed.contains("_tributary_metadata") && removed.contains { $0.hasPrefix("_tributary_capture_") })
+        #expect(try dump() == before)
+        #expect(try ForeignWriter.shell(path, "PRAGMA journal_mode;") == "delete\n")
+        let again = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.undoAdoption(at: path) }
+        #expect(again.message.contains("not an adopted database"))
+    }
+
+    @Test func adoptingAgainPicksUpANewTableAndKeepsTheStore() throws {
+        try makeApp()
+        let first = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["counters"]))
+        try ForeignWriter.shell(path, "CREATE TABLE audits (id INTEGER PRIMARY KEY, what TEXT); INSERT INTO audits (what) VALUES ('before adoption');")
+        let second = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        #expect(second.wasAdopted && second.storeID == first.storeID)
+        #expect(second.newTables == ["audits"], "the exclusion is kept: \(second.newTables)")
+        let coordinator = try open()
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO audits (what) VALUES ('after'); UPDATE counters SET hits = 5;")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.flatMap(\.changes).map(\.entityName) == ["audits"], "counters stays excluded")
+    }
+
+    @Test func storesTributaryMadeAreNeitherAdoptedNorUndoneAndAdoptedOnesKeepTheirModel() throws {
+        let store = dir.file("blog.sqlite")
+        let description = PersistentStoreDescription(url: store)
+        description.persistentHistoryTracking = true
+        let blog = try Fixtures.blogCoordinator(description)
+        try Fixtures.seedBlog(blog, posts: 1)
+        for attempt in [{ _ = try PersistentStoreCoordinator.adoptDatabase(at: store) }, { _ = try PersistentStoreCoordinator.undoAdoption(at: store) }] {
+            let error = try #require(throws: TributaryError.self) { try attempt() }
+            #expect(error.message.contains("a store made by Tributary"), "\(error.message)")
+        }
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        var entities = try #require(try open().persistentStores.first?.model.entities)
+        entities[0].attributes.append(AttributeDescription(name: "extra", type: .string))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(entities: entities))
+        let error = try #require(throws: TributaryError.self) { try coordinator.addPersistentStore(with: PersistentStoreDescription(url: path)) }
+        #expect(error.message.contains("Tributary does not change its tables"))
+        let missing = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.adoptDatabase(at: dir.file("none.db")) }
+        #expect(missing.message == "no database at this path")
+    }
+}
