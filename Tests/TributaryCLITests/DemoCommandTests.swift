@@ -15,6 +15,7 @@ import Testing
         #expect(report.contains("after (") && report.contains("changes pruned"))
         #expect(report.range(of: #"search   search-index pipeline indexed \d+ records; 'edited AND alice' finds [1-9]"#, options: .regularExpression) != nil)
         #expect(report.contains("title: \"Post 999 about tools\"  →  \"Post 999, edited by Alice\""))
+        #expect(report.contains("foreign[-1]") && report.contains("→  \"Post 998, fixed in the sqlite3 shell\""), "the shell's write is in the audit trail")
         #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("copy.sqlite").path))
     }
 }

@@ -8,7 +8,7 @@ import Tributary
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run an importer beside an app that merges its changes, tail the audit trail, export, verify and replay the history, index it for search, prune, and report.",
+        abstract: "Run an importer beside an app that merges its changes, tail the audit trail (with a sqlite3 shell's write), export, verify and replay the history, index it for search, prune, and report.",
         discussion: "Example: tributary demo --dir /tmp/tributary-demo"
     )
 
@@ -41,6 +41,8 @@ struct DemoCommand: AsyncParsableCommand {
         let tail = try story.editAndTail(app)
         Console.print("audit trail (tributary tail --author alice):")
         for line in tail { Console.print("  " + line) }
+        Console.print("audit trail (a write by the sqlite3 shell, which does not use Tributary):")
+        for line in try story.shellEdit(app) { Console.print("  " + line) }
         let captured = "\(transactions) transactions and \(changes) changes captured during the import"
         story.add("history", captured)
 

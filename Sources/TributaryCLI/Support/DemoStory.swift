@@ -161,6 +161,27 @@ struct DemoStory {
         return lines
     }
 
+    /// Another program writes the store (the `sqlite3` shell, which knows nothing of
+    /// Tributary); its write is in the audit trail with its before and after values.
+    mutating func shellEdit(_ app: PersistentStoreCoordinator) throws -> [String] {
+        let start = try app.currentPersistentHistoryToken()
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let sql = "UPDATE Post SET title = 'Post \(posts - 2), fixed in the sqlite3 shell' WHERE externalID = 'post-\(posts - 2)'"
+        shell.arguments = ["sqlite3", "-cmd", ".timeout 5000", storeURL.path, sql]
+        shell.standardError = FileHandle.nullDevice
+        do {
+            try shell.run()
+            shell.waitUntilExit()
+        } catch {
+            return ["(no sqlite3 shell on PATH: install it, e.g. apt-get install sqlite3, to see another program's write captured)"]
+        }
+        guard shell.terminationStatus == 0 else { return ["(the sqlite3 shell failed with status \(shell.terminationStatus))"] }
+        let transactions = try app.fetchHistory(.fetchHistory(after: start))
+        add("foreign", "the sqlite3 shell updated a post: \(transactions.count) history transaction, process foreign, with before and after values")
+        return transactions.flatMap { HistoryFormatter.lines($0) }
+    }
+
     /// Exports the history to compressed segments, verifies them, replays them into a copy.
     mutating func exportVerifyReplay(_ app: PersistentStoreCoordinator) throws -> Bool {
         let stream = directory.appendingPathComponent("stream")
