@@ -206,10 +206,10 @@ struct PostgresBatch {
     }
 
     private mutating func makeStatements(schema: PostgresMirrorSchema) throws {
-        let pk = PostgresMirrorSchema.quote(PostgresMirrorSchema.keyColumn)
         for table in deleteOrder {
             var binds = PostgresBindings()
             binds.append(deletes[table]!)
+            let pk = PostgresMirrorSchema.quote(schema.keyColumn(ofTable: table))
             statements.append(PostgresQuery(unsafeSQL: "DELETE FROM \(schema.qualified(table)) WHERE \(pk) = ANY($1)", binds: binds))
         }
         for join in schema.joinTables {
@@ -271,9 +271,9 @@ struct PostgresBatch {
             func value(_ row: Row, _ n: Int) -> AttributeValue {
                 table.takesAnyColumn ? row.named[names[n]]! : cells[row.base + groupColumns[n]]!
             }
-            let conflict = " ON CONFLICT (\(pk)) DO " + (names.isEmpty ? "NOTHING"
+            let conflict = " ON CONFLICT (\(PostgresMirrorSchema.quote(table.keyColumn))) DO " + (names.isEmpty ? "NOTHING"
                 : "UPDATE SET " + names.map { "\(PostgresMirrorSchema.quote($0)) = EXCLUDED.\(PostgresMirrorSchema.quote($0))" }.joined(separator: ", "))
-            let columnList = ([PostgresMirrorSchema.keyColumn] + names).map(PostgresMirrorSchema.quote).joined(separator: ", ")
+            let columnList = ([table.keyColumn] + names).map(PostgresMirrorSchema.quote).joined(separator: ", ")
             if !table.takesAnyColumn, let arrays = Self.columnArrays(members, of: rowList, cells: cells, table: table, columns: groupColumns) {
                 // One array per column: a short statement, whatever the batch's size.
                 var binds = PostgresBindings(capacity: arrays.count)

@@ -27,6 +27,8 @@ public struct PostgresMirrorSchema: Sendable {
         public var joinTables: [String: String]
         /// Every many-to-many relationship of the entity, by name: its join table, and whether this entity's key is in `src`.
         public var links: [String: (table: String, isSource: Bool)] = [:]
+        /// The primary-key column: an adopted table's own key column (`id`), else ``PostgresMirrorSchema/keyColumn``.
+        public var keyColumn: String = PostgresMirrorSchema.keyColumn
         /// Whether the table takes any property as a column: an existing table named by records
         /// a rename transform gave a name the model does not know.
         public var takesAnyColumn = false
@@ -47,8 +49,19 @@ public struct PostgresMirrorSchema: Sendable {
 
     /// The name of the checkpoint table.
     public static let checkpointTable = "tributary_checkpoints"
-    /// The primary-key column of every mirror table.
+    /// The primary-key column of mirror tables, but those of adopted tables keyed by a
+    /// column of their own, which keep its name (``Table/keyColumn``).
     public static let keyColumn = "_pk"
+
+    /// The key column an entity's mirror table takes: an adopted table's `INTEGER PRIMARY
+    /// KEY` column keeps its name; a table keyed by its rowid, or made by Tributary, has `_pk`.
+    static func keyColumn(of entity: EntityDescription) -> String {
+        guard let key = entity.tableKey, !["rowid", "_rowid_", "oid"].contains(key.lowercased()) else { return keyColumn }
+        return key
+    }
+
+    /// The key column of the table named `table` (by entity or table name).
+    public func keyColumn(ofTable table: String) -> String { tablesByName[table]?.keyColumn ?? Self.keyColumn }
 
     /// The schema (namespace) holding the tables.
     public let schema: String
@@ -79,7 +92,7 @@ public struct PostgresMirrorSchema: Sendable {
                 default: break
                 }
             }
-            tables[entity.name] = Table(entity: entity, name: tableName, columns: columns, joinTables: joinTables)
+            tables[entity.name] = Table(entity: entity, name: tableName, columns: columns, joinTables: joinTables, keyColumn: Self.keyColumn(of: entity))
         }
         var joins: [JoinTable] = []
         for entity in model.entities {
@@ -140,7 +153,7 @@ public struct PostgresMirrorSchema: Sendable {
         var statements = ["CREATE SCHEMA IF NOT EXISTS \(Self.quote(schema))", checkpointTableStatement()]
         for entity in tables.keys.sorted() {
             let table = tables[entity]!
-            var definitions = ["\(Self.quote(Self.keyColumn)) bigint PRIMARY KEY"]
+            var definitions = ["\(Self.quote(table.keyColumn)) bigint PRIMARY KEY"]
             definitions += table.columns.map { "\(Self.quote($0.name)) \($0.type)" }
             for constraint in table.entity.uniquenessConstraints where constraint.allSatisfy({ name in table.columns.contains { $0.name == name } }) {
                 definitions.append("UNIQUE (\(constraint.map(Self.quote).joined(separator: ", "))) DEFERRABLE INITIALLY DEFERRED")

@@ -180,6 +180,46 @@ enum PostgresMirror {
         #expect(try PostgresMirror.query(server, "SELECT count(*) FROM pg_constraint WHERE conname LIKE 'Item_name%' AND contype = 'u'") == ["1"], "the unique constraint is kept")
     }
 
+    /// An adopted database (issue 22): a table keyed by its INTEGER PRIMARY KEY is mirrored
+    /// under that column's name, one keyed by its rowid under `_pk`; the sqlite3 shell's
+    /// writes reach the mirror like any other.
+    @Test func anAdoptedDatabaseIsMirroredUnderItsDeclaredKeys() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let dir = TemporaryDirectory()
+        let path = dir.path("app.db")
+        func shell(_ sql: String) throws {
+            let result = try TributaryProcess.run([path], stdin: ".timeout 5000\n" + sql, executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        try shell("""
+            CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT);
+            CREATE TABLE events (kind TEXT, weight REAL);
+            INSERT INTO users VALUES (10, 'ann@example.com', 'Ann'), (20, 'bob@example.com', 'Bob');
+            INSERT INTO events VALUES ('signup', 1.5);
+            """)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: URL(fileURLWithPath: path))
+        let store = PersistentStoreCoordinator()
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+        description.persistentHistoryTracking = true
+        try store.addPersistentStore(with: description)
+        let pipelineText = "name: adopted\nsource: {store: \(path), snapshot: true}\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: adopted\n"
+        let pipeline = try PipelineFixtures.pipeline(pipelineText, environment: ["POSTGRES_URL": server.url])
+        func run() async throws {
+            let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+            while try await !runner.runOnce().caughtUp {}
+            try await runner.finish()
+        }
+        try await run()
+        let columns = try PostgresMirror.query(server, "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = 'adopted' AND table_name <> 'tributary_checkpoints' ORDER BY table_name, ordinal_position")
+        #expect(columns == ["events._pk", "events.kind", "events.weight", "users.id", "users.email", "users.name"])
+        #expect(try PostgresMirror.query(server, "SELECT id, email, name FROM adopted.users ORDER BY id") == ["10|ann@example.com|Ann", "20|bob@example.com|Bob"])
+        try shell("UPDATE users SET name = 'Annie' WHERE id = 10; DELETE FROM users WHERE id = 20; INSERT INTO users VALUES (30, 'cy@example.com', NULL);")
+        try await run()
+        #expect(try PostgresMirror.query(server, "SELECT id, email, coalesce(name, '∅') FROM adopted.users ORDER BY id") == ["10|ann@example.com|Annie", "30|cy@example.com|∅"])
+        #expect(try PostgresMirror.query(server, "SELECT \"_pk\", kind, weight FROM adopted.events") == ["1|signup|1.5"])
+    }
+
     /// Batches commit asynchronously and only checkpoints flush: when the server loses the
     /// commits since the last flush (an operating-system crash; here the rows and the position
     /// are put back by hand and the connection is cut), the sink applies them again.
