@@ -71,6 +71,18 @@ extension CLITests {
         }
     }
 
+    /// A value another program stored in a class its attribute's type does not hold is read
+    /// as stored: text in a date or integer column was read as 0 (1970-01-01, width 0), 2.5 as 2.
+    @Test func valuesOfAnotherStorageClassAreReadAsStored() throws {
+        let store = try makeHistoryStore()
+        try CLI.run(["import", store, "--entity", "Post", "-"], stdin: posts(0..<2))
+        try sqlite3(store, "UPDATE Post SET createdAt = 'yesterday' WHERE externalID = 'ext-0'; INSERT INTO ImageData (width, height) VALUES ('wide', 2.5);")
+        let posts = try CLI.run(["query", store, "--entity", "Post", "--json", "--where", "externalID == 'ext-0'"])
+        #expect(posts.status == 0 && posts.stdout.contains(#""createdAt":"yesterday""#), "\(posts.stdout)\(posts.stderr)")
+        let images = try CLI.run(["query", store, "--entity", "ImageData", "--json"])
+        #expect(images.stdout.contains(#""width":"wide""#) && images.stdout.contains(#""height":2.5"#), "\(images.stdout)\(images.stderr)")
+    }
+
     @Test func aBusyTimeoutOutOfRangeIsOneLine() throws {
         let store = try makeStore()
         for value in ["nan", "inf", "1e300", "99999999"] {

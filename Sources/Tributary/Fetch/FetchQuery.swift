@@ -135,27 +135,32 @@ struct FetchQuery {
     @inline(__always)
     private func decode(_ statement: Statement, at index: Int, code: UInt8, column: Int, storeID: UUID) -> AttributeValue {
         if code == 0 { return statement.optionalString(at: index).map { .string($0) } ?? .null }
-        if statement.isNull(at: index) { return .null }
+        let stored = statement.storageClass(at: index)
+        if stored == .null { return .null }
         switch code {
-        case 1: return .integer(statement.int64(at: index))
-        case 2: return .double(statement.double(at: index))
-        case 3: return .bool(statement.int64(at: index) != 0)
-        case 4: return .date(Date(timeIntervalSince1970: statement.double(at: index)))
+        case 1: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
+        case 2: return stored == .real || stored == .integer ? .double(statement.double(at: index)) : statement.value(at: index)
+        case 3: return stored == .integer ? .bool(statement.int64(at: index) != 0) : statement.value(at: index)
+        case 4: return stored == .real || stored == .integer ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
         case 255: return .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index)))
         default: return Self.decode(statement, at: index, as: columns[column], storeID: storeID)
         }
     }
 
+    /// A value another program stored in a class the attribute's type does not hold (text
+    /// in an integer column, 2.5 in one of bool) is given as stored, not converted to 0.
     static func decode(_ statement: Statement, at index: Int, as column: Column, storeID: UUID) -> AttributeValue {
-        if statement.isNull(at: index) { return .null }
+        let stored = statement.storageClass(at: index)
+        if stored == .null { return .null }
+        let number = stored == .integer || stored == .real
         switch column {
         case .attribute(let type):
             switch type {
             case .string: return .string(statement.string(at: index))
-            case .integer: return .integer(statement.int64(at: index))
-            case .double: return .double(statement.double(at: index))
-            case .bool: return .bool(statement.int64(at: index) != 0)
-            case .date: return .date(Date(timeIntervalSince1970: statement.double(at: index)))
+            case .integer: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
+            case .double: return number ? .double(statement.double(at: index)) : statement.value(at: index)
+            case .bool: return stored == .integer ? .bool(statement.int64(at: index) != 0) : statement.value(at: index)
+            case .date: return number ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
             case .uuid:
                 let text = statement.string(at: index)
                 return UUID(uuidString: text).map { .uuid($0) } ?? .string(text)

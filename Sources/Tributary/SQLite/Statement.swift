@@ -92,6 +92,20 @@ package final class Statement {
     // MARK: Columns
 
     package func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+
+    /// How SQLite stores a column's value in the current row.
+    package enum StorageClass { case integer, real, text, blob, null }
+
+    /// The storage class of the column's value in the current row.
+    package func storageClass(at index: Int) -> StorageClass {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
     package func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
     package func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
 
