@@ -24,19 +24,48 @@ struct CaptureCheck {
     mutating func run(on db: Connection, schema: StoreSchema) throws -> [CapturedTable] {
         let installed = try CaptureInstaller.install(on: db, schema: schema)
         if !installed.drifted.isEmpty {
-            try recordGap(installed.drifted, on: db)
-            Self.gaps.increment()
+            let line = "writes by other programs to \(installed.drifted.joined(separator: ", ")) since token \(try since(on: db)) may be missing: "
+                + "the capture triggers of \(installed.drifted.count == 1 ? "that table" : "those tables") had been dropped or altered (installed again)"
+            try recordGap(installed.drifted, line, on: db)
         }
+        if schema.isAdopted { try reportTablesOutsideCapture(schema, missing: installed.missing, on: db) }
         try db.execute("UPDATE \(CaptureLog.state) SET checkedToken = (\(HistorySchema.newestTokenSQL)) WHERE id = 1")
         checkedVersion = try Self.schemaVersion(on: db)
         return installed.tables
     }
 
-    private func recordGap(_ tables: [String], on db: Connection) throws {
-        let since = try db.scalar("SELECT checkedToken FROM \(CaptureLog.state) WHERE id = 1")?.integerValue ?? 0
-        let names = tables.joined(separator: ", ")
-        let line = "writes by other programs to \(names) since token \(since) may be missing: "
-            + "the capture triggers of \(tables.count == 1 ? "that table" : "those tables") had been dropped or altered (installed again)"
+    /// Where an adopted database's tables and its model part (another program made or
+    /// dropped a table since it was adopted), records each such table once as a gap: writes
+    /// to a new table are not captured until the database is adopted again.
+    private func reportTablesOutsideCapture(_ schema: StoreSchema, missing: [String], on db: Connection) throws {
+        let options = try Adoption.storedOptions(on: db)
+        let new = try CaptureInstaller.tableNames(on: db).filter { schema.tables[$0] == nil && options.adopts($0) }.sorted()
+        let text = try db.scalar("SELECT value FROM \(StoreMetadata.table) WHERE key = '\(Self.reportedKey)'")?.stringValue ?? "[]"
+        let reported = Set((try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? [])
+        let unreported = (new.map { "+" + $0 } + missing.map { "-" + $0 }).filter { !reported.contains($0) }
+        guard !unreported.isEmpty else { return }
+        let since = try since(on: db)
+        let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }
+        let dropped = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }
+        var parts: [String] = []
+        if !added.isEmpty { parts.append("another program made \(added.joined(separator: ", ")) after token \(since); writes to \(added.count == 1 ? "it" : "them") are not captured") }
+        if !dropped.isEmpty { parts.append("another program dropped \(dropped.joined(separator: ", "))") }
+        try recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
+        let all = String(decoding: try JSONEncoder().encode((reported.union(unreported)).sorted()), as: UTF8.self)
+        try StoreMetadata.write(on: db, [Self.reportedKey: all])
+    }
+
+    /// The `_tributary_metadata` key listing the tables already reported outside capture.
+    static let reportedKey = "captureReported"
+
+    private func since(on db: Connection) throws -> Int64 {
+        try db.scalar("SELECT checkedToken FROM \(CaptureLog.state) WHERE id = 1")?.integerValue ?? 0
+    }
+
+    /// Records a history transaction without changes, process "capture gap", saying `line`;
+    /// `tables` (entities of the model) are its entities.
+    private func recordGap(_ tables: [String], _ line: String, on db: Connection) throws {
+        Self.gaps.increment()
         let source = try HistoryRecorder.sourceID(author: nil, contextName: line, processID: Self.gapSource.0, processName: Self.gapSource.1, on: db)
         let payload = try HistoryPayload.finish(body: [], count: 0, names: NameTable())
         _ = try HistoryRecorder.insertTransaction(payload: payload, count: 0, entities: tables, sourceID: source, timestamp: Date(), on: db)

@@ -28,6 +28,9 @@ enum CaptureInstaller {
         /// not as installed (another program dropped or altered them): its writes to them
         /// meanwhile may not be recorded. Their triggers are installed again.
         var drifted: [String]
+        /// Tables of an adopted database's model that another program dropped: left out
+        /// until the database is adopted again.
+        var missing: [String] = []
     }
 
     /// Brings every table of `schema` under capture, keeping each known table's number,
@@ -35,8 +38,13 @@ enum CaptureInstaller {
     static func install(on db: Connection, schema: StoreSchema) throws -> Installed {
         let known = Dictionary(try recorded(on: db, schema: schema).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
-        var tables: [CapturedTable] = [], drifted: [String] = []
+        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = []
+        let existing = schema.isAdopted ? try tableNames(on: db) : []
         for table in CapturedTable.all(in: schema) {
+            if schema.isAdopted, !existing.contains(table.name) {
+                missing.append(table.name)
+                continue
+            }
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
             let existing = try triggerSQL(of: id, on: db)
@@ -53,7 +61,19 @@ enum CaptureInstaller {
             tables.append(captured)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Installed(tables: tables, drifted: drifted)
+        return Installed(tables: tables, drifted: drifted, missing: missing)
+    }
+
+    /// The names of the database's ordinary tables (not views, virtual or shadow tables),
+    /// Tributary's and SQLite's left out.
+    static func tableNames(on db: Connection) throws -> Set<String> {
+        let statement = try db.makeStatement("""
+            SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'
+            AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_tributary\\_%' ESCAPE '\\'
+            """)
+        var names = Set<String>()
+        while try statement.step() { names.insert(statement.string(at: 0)) }
+        return names
     }
 
     /// Removes every capture trigger (the table list and log stay, for history's sake).

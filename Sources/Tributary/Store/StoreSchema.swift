@@ -92,6 +92,9 @@ struct StoreSchema: Sendable {
         }
     }
 
+    /// Whether the store is an adopted database (its tables made by another program).
+    var isAdopted: Bool { model.entities.contains { $0.tableKey != nil } }
+
     func table(_ entity: String) throws -> Table {
         guard let table = tables[entity] else {
             throw TributaryError(.unknownEntity, "unknown entity '\(entity)'", hint: "the model has \(model.entities.map(\.name).joined(separator: ", "))")

@@ -169,6 +169,33 @@ import TributaryTestSupport
         #expect(transactions.flatMap(\.changes).map(\.entityName) == ["audits"], "counters stays excluded")
     }
 
+    /// Another program makes and drops tables after adoption: Tributary keeps working (it
+    /// failed every command with "the store's tables do not match its model") and says once,
+    /// in history, which tables are outside capture until the database is adopted again.
+    @Test func tablesMadeOrDroppedByAnotherProgramAreReportedOnceAndNothingStops() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let start = try open().currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "DROP TABLE memberships; CREATE TABLE audits (id INTEGER PRIMARY KEY, what TEXT); INSERT INTO audits (what) VALUES ('lost');")
+        for name in ["Robert", "Bob"] {
+            let coordinator = try open()
+            try coordinator.execute(BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "email == 'bob@example.com'"), propertiesToUpdate: ["name": .string(name)]))
+        }
+        let transactions = try open().fetchHistory(.fetchHistory(after: start))
+        let gaps = transactions.filter { $0.processName == "capture gap" }
+        #expect(gaps.count == 1, "reported once: \(transactions.map { "\($0.processName) \($0.contextName ?? "")" })")
+        let line = gaps.first?.contextName ?? ""
+        #expect(line.contains("another program made audits after token") && line.contains("another program dropped memberships") && line.contains("run tributary adopt again"), "\(line)")
+        #expect(transactions.filter { $0.processName != "capture gap" }.count == 2, "both updates are recorded")
+        let again = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        #expect(again.newTables == ["audits"] && !again.tables.contains { $0.name == "memberships" })
+        let coordinator = try open()
+        let before = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO audits (what) VALUES ('kept');")
+        let after = try coordinator.fetchHistory(.fetchHistory(after: before))
+        #expect(after.flatMap(\.changes).map(\.entityName) == ["audits"] && !after.contains { $0.processName == "capture gap" })
+    }
+
     @Test func storesTributaryMadeAreNeitherAdoptedNorUndoneAndAdoptedOnesKeepTheirModel() throws {
         let store = dir.file("blog.sqlite")
         let description = PersistentStoreDescription(url: store)

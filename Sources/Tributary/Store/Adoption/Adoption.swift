@@ -28,6 +28,7 @@ struct Adoption {
         try StoreMetadata.write(on: db, [
             "model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash,
             "adoptedOptions": String(decoding: try JSONEncoder().encode(options), as: UTF8.self),
+            CaptureCheck.reportedKey: "[]",
         ])
         let schema = StoreSchema(model: model)
         try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
@@ -64,8 +65,12 @@ struct Adoption {
             throw TributaryError(.invalidInput, "a store made by Tributary, not an adopted database", location: path,
                                  hint: "its tables are Tributary's own; change them with a model and tributary init, or delete the file")
         }
-        let text = try db.scalar("SELECT value FROM \(Self.metadata) WHERE key = 'adoptedOptions'")?.stringValue ?? "{}"
-        let options = (try? JSONDecoder().decode(DatabaseAdoption.self, from: Data(text.utf8))) ?? DatabaseAdoption()
-        return (identifier, model, options)
+        return (identifier, model, try Self.storedOptions(on: db))
+    }
+
+    /// The include and exclude patterns the database was adopted with.
+    static func storedOptions(on db: Connection) throws -> DatabaseAdoption {
+        let text = try db.scalar("SELECT value FROM \(metadata) WHERE key = 'adoptedOptions'")?.stringValue ?? "{}"
+        return (try? JSONDecoder().decode(DatabaseAdoption.self, from: Data(text.utf8))) ?? DatabaseAdoption()
     }
 }
