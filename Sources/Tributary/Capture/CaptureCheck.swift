@@ -28,21 +28,21 @@ struct CaptureCheck {
                 + "the capture triggers of \(installed.drifted.count == 1 ? "that table" : "those tables") had been dropped or altered (installed again)"
             try recordGap(installed.drifted, line, on: db)
         }
-        if schema.isAdopted { try reportTablesOutsideCapture(schema, missing: installed.missing, on: db) }
+        if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, on: db) }
         try db.execute("UPDATE \(CaptureLog.state) SET checkedToken = (\(HistorySchema.newestTokenSQL)) WHERE id = 1")
         checkedVersion = try Self.schemaVersion(on: db)
         return installed.tables
     }
 
-    /// Where an adopted database's tables and its model part (another program made or
-    /// dropped a table since it was adopted), records each such table once as a gap: writes
-    /// to a new table are not captured until the database is adopted again.
-    private func reportTablesOutsideCapture(_ schema: StoreSchema, missing: [String], on db: Connection) throws {
+    /// Where an adopted database's tables and its model part (another program made, dropped
+    /// or altered a table since it was adopted), records each such change once as a gap:
+    /// writes to a new table or column are not captured until the database is adopted again.
+    private func reportTablesOutsideCapture(_ schema: StoreSchema, _ installed: CaptureInstaller.Installed, on db: Connection) throws {
         let options = try Adoption.storedOptions(on: db)
         let new = try CaptureInstaller.tableNames(on: db).filter { schema.tables[$0] == nil && options.adopts($0) }.sorted()
         let text = try db.scalar("SELECT value FROM \(StoreMetadata.table) WHERE key = '\(Self.reportedKey)'")?.stringValue ?? "[]"
         let reported = Set((try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? [])
-        let unreported = (new.map { "+" + $0 } + missing.map { "-" + $0 }).filter { !reported.contains($0) }
+        let unreported = (new.map { "+" + $0 } + installed.missing.map { "-" + $0 } + installed.changed.map { "~" + $0 }).filter { !reported.contains($0) }
         guard !unreported.isEmpty else { return }
         let since = try since(on: db)
         let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }
@@ -50,6 +50,8 @@ struct CaptureCheck {
         var parts: [String] = []
         if !added.isEmpty { parts.append("another program made \(added.joined(separator: ", ")) after token \(since); writes to \(added.count == 1 ? "it" : "them") are not captured") }
         if !dropped.isEmpty { parts.append("another program dropped \(dropped.joined(separator: ", "))") }
+        let changed = unreported.filter { $0.hasPrefix("~") }.map { String($0.dropFirst()) }
+        if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
         try recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
         let all = String(decoding: try JSONEncoder().encode((reported.union(unreported)).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])

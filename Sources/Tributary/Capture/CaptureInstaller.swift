@@ -31,6 +31,9 @@ enum CaptureInstaller {
         /// Tables of an adopted database's model that another program dropped: left out
         /// until the database is adopted again.
         var missing: [String] = []
+        /// Tables of an adopted database whose columns another program changed, each with
+        /// what changed (`t (v gone; vv not captured)`): captured by the columns both have.
+        var changed: [String] = []
     }
 
     /// Brings every table of `schema` under capture, keeping each known table's number,
@@ -38,12 +41,16 @@ enum CaptureInstaller {
     static func install(on db: Connection, schema: StoreSchema) throws -> Installed {
         let known = Dictionary(try recorded(on: db, schema: schema).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
-        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = []
+        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], changed: [String] = []
         let existing = schema.isAdopted ? try tableNames(on: db) : []
-        for table in CapturedTable.all(in: schema) {
-            if schema.isAdopted, !existing.contains(table.name) {
-                missing.append(table.name)
-                continue
+        for var table in CapturedTable.all(in: schema) {
+            if schema.isAdopted {
+                guard existing.contains(table.name), let (present, change) = try presentColumns(of: table, on: db) else {
+                    missing.append(table.name)
+                    continue
+                }
+                table = present
+                if let change { changed.append(change) }
             }
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
@@ -61,7 +68,27 @@ enum CaptureInstaller {
             tables.append(captured)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Installed(tables: tables, drifted: drifted, missing: missing)
+        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed)
+    }
+
+    /// An adopted table's capture narrowed to the columns it has now (another program may
+    /// have renamed, added or dropped some: triggers naming a column that is gone would make
+    /// that program's writes fail), with what changed; nil when its key column is gone.
+    private static func presentColumns(of table: CapturedTable, on db: Connection) throws -> (CapturedTable, String?)? {
+        let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0")
+        try statement.bind([.string(table.name)])
+        var actual: [String] = []
+        while try statement.step() { actual.append(statement.string(at: 0)) }
+        let key = table.keyColumns[0]
+        guard actual.contains(key) || ["rowid", "_rowid_", "oid"].contains(key.lowercased()) else { return nil }
+        let gone = table.columns.filter { !actual.contains($0) }
+        let new = actual.filter { $0 != key && !table.columns.contains($0) }
+        guard !gone.isEmpty || !new.isEmpty else { return (table, nil) }
+        let present = CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns,
+                                    columns: table.columns.filter(actual.contains),
+                                    uniqueConstraints: table.uniqueConstraints.filter { $0.allSatisfy(actual.contains) })
+        let parts = (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + (new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"])
+        return (present, "\(table.name) (\(parts.joined(separator: "; ")))")
     }
 
     /// The names of the database's ordinary tables (not views, virtual or shadow tables),

@@ -41,11 +41,11 @@ struct AdoptCommand: AsyncParsableCommand {
                                                                   busyTimeout: storeOptions.busyTimeout)
         for table in report.tables {
             let new = report.wasAdopted && report.newTables.contains(table.name) ? " (new)" : ""
-            Console.print("  \(table.name)\(new): key \(table.key), \(table.attributes.count) attributes")
+            Console.print("  \(table.name)\(new): key \(table.key), \(Plural.counted(table.attributes.count, "attribute"))")
             for note in table.notes { Console.print("    note: \(note)") }
         }
         for (name, reason) in report.skipped.sorted(by: { $0.key < $1.key }) { Console.print("  \(name): left out, \(reason)") }
         let verb = report.wasAdopted ? "adopted again" : "adopted"
-        Console.print("\(verb) \(storeOptions.store): store \(report.storeID), \(report.tables.count) tables, history on; writes by every program are recorded")
+        Console.print("\(verb) \(storeOptions.store): store \(report.storeID), \(Plural.counted(report.tables.count, "table")), history on; writes by every program are recorded")
     }
 }

@@ -196,6 +196,28 @@ import TributaryTestSupport
         #expect(after.flatMap(\.changes).map(\.entityName) == ["audits"] && !after.contains { $0.processName == "capture gap" })
     }
 
+    /// An app's migration renames and adds columns: the other program's writes keep working
+    /// (capture triggers reinstalled with the old column name made its deletes fail with
+    /// "no such column: OLD.name"), the columns both have are still captured, and the change
+    /// is said once.
+    @Test func columnsRenamedByAnotherProgramLeaveItsWritesWorking() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "ALTER TABLE users RENAME COLUMN name TO full_name; ALTER TABLE users ADD COLUMN nickname TEXT;")
+        let coordinator = try open()   // its open notices the change (history was empty before)
+        try coordinator.execute(BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "email == 'bob@example.com'"), propertiesToUpdate: ["score": .double(1)]))
+        try ForeignWriter.shell(path, "UPDATE users SET score = 3, full_name = 'Ann B.' WHERE id = 1; DELETE FROM users WHERE id = 2;")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: nil))
+        let gaps = transactions.filter { $0.processName == "capture gap" }
+        #expect(gaps.count == 1 && gaps.first?.contextName?.contains("changed the columns of users (name gone; full_name, nickname not captured)") == true,
+                "\(gaps.map { $0.contextName ?? "" })")
+        let changes = transactions.filter { $0.processName == "foreign" || $0.processName.hasPrefix("foreign") }.flatMap(\.changes)
+        #expect(changes.contains { $0.changeType == .update && properties($0)["score"]?.after == .double(3) }, "\(changes)")
+        #expect(changes.contains { $0.changeType == .delete && $0.changedObjectID.primaryKey == 2 && properties($0)["email"]?.before == .string("bob@example.com") })
+        let again = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        #expect(again.tables.first { $0.name == "users" }?.attributes.contains("full_name") == true)
+    }
+
     @Test func storesTributaryMadeAreNeitherAdoptedNorUndoneAndAdoptedOnesKeepTheirModel() throws {
         let store = dir.file("blog.sqlite")
         let description = PersistentStoreDescription(url: store)
