@@ -31,7 +31,7 @@ extension StoreDatabase {
             }
             if error.message.hasPrefix("no such table") || error.message.hasPrefix("no such column") {
                 return TributaryError(.incompatibleModel, "the store's tables do not match its model (\(error.message)): another program dropped or renamed them", location: path,
-                                      hint: "restore the store from a backup, or replay a stream of it into a new store")
+                                      hint: "for a database made a store with tributary adopt, run tributary adopt again; for a store made by tributary init, restore it from a backup or replay a stream of it into a new store")
             }
             return error
         }
