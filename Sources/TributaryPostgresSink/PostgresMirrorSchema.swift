@@ -61,7 +61,7 @@ public struct PostgresMirrorSchema: Sendable {
     }
 
     /// The key column of the table named `table` (by entity or table name).
-    public func keyColumn(ofTable table: String) -> String { tablesByName[table]?.keyColumn ?? Self.keyColumn }
+    func keyColumn(ofTable table: String) -> String { tablesByName[table]?.keyColumn ?? Self.keyColumn }
 
     /// The schema (namespace) holding the tables.
     public let schema: String
