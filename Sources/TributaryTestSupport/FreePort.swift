@@ -17,6 +17,46 @@ public enum FreePort {
         throw LocalServerError("no free loopback port")
     }
 
+    /// A loopback port that refuses connections for as long as the reservation lives: held
+    /// bound without listening, so no server of another test can take it meanwhile (a port
+    /// from ``next()`` was once taken by another test's HTTP server, which answered 200).
+    ///
+    /// ```swift
+    /// let closed = try FreePort.refusing()
+    /// defer { withExtendedLifetime(closed) {} }
+    /// let url = "http://127.0.0.1:\(closed.port)/h"
+    /// ```
+    public static func refusing() throws -> Reservation {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LocalServerError("socket failed: errno \(errno)") }
+        var address = loopback(0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw LocalServerError("bind failed: errno \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Reservation(port: Int(UInt16(bigEndian: address.sin_port)), descriptor: fd)
+    }
+
+    /// A port held bound (not listening) until released.
+    public final class Reservation: Sendable {
+        public let port: Int
+        private let descriptor: Int32
+
+        init(port: Int, descriptor: Int32) {
+            self.port = port
+            self.descriptor = descriptor
+        }
+
+        deinit { close(descriptor) }
+    }
+
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     public static func accepts(_ port: Int) -> Bool {
         guard let fd = connected(port) else { return false }

@@ -30,7 +30,9 @@ import TributaryTestSupport
 
     @Test func aPipelineWhoseSinkIsUnreachableIsRetryingUnhealthyAndStoppedOnceKilled() async throws {
         let store = try makeStore(posts: 3)
-        let metrics = try FreePort.next(), closed = try FreePort.next()
+        let refusing = try FreePort.refusing()
+        defer { withExtendedLifetime(refusing) {} }
+        let metrics = try FreePort.next(), closed = refusing.port
         let pipeline = scratch.write("hook.yml", """
             name: hook
             source: {store: \(store)}
@@ -145,7 +147,9 @@ import TributaryTestSupport
 
     @Test func aRetryLoggedDuringTheProgressLineStartsALineOfItsOwn() throws {
         let store = try makeStore(posts: 200)
-        let closed = try FreePort.next()
+        let refusing = try FreePort.refusing()
+        defer { withExtendedLifetime(refusing) {} }
+        let closed = refusing.port
         let pipeline = scratch.write("two.yml", """
             name: two
             source: {store: \(store)}

@@ -66,7 +66,9 @@ import TributaryTestSupport
         let store = try PipelineFixtures.store(at: dir.url.appendingPathComponent("s.sqlite"))
         try PipelineFixtures.insertPosts(store, count: 40)
         // No NATS server listens on this port: the nats pipeline retries its open, unlimited.
-        let port = try FreePort.next()
+        let refusing = try FreePort.refusing()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let environment = ["TRIBUTARY_STORE": dir.path("s.sqlite"), "TRIBUTARY_OUT": dir.path("out"), "NATS_URL": "nats://127.0.0.1:\(port)"]
         let started = Date()
         let run = try TributaryProcess.run(["run", Self.shipped("nats-fanout.yml"), Self.shipped("search-index.yml"), "--once", "--give-up-after", "2s"], environment: environment)
