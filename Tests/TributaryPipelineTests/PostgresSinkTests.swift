@@ -78,6 +78,19 @@ enum PostgresMirror {
                 sourceLocation: sourceLocation)
     }
 
+    /// A pipeline `name` that mirrors the store at `path`, snapshot first, into schema `name`.
+    static func snapshotPipeline(_ server: LocalServer, store path: String, name: String) throws -> PipelineFile {
+        let text = "name: \(name)\nsource: {store: \(path), snapshot: true}\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: \(name)\n"
+        return try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": server.url])
+    }
+
+    /// Runs `pipeline` over `store` until it has caught up, then finishes it.
+    static func runToCatchUp(_ pipeline: PipelineFile, _ store: PersistentStoreCoordinator) async throws {
+        let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
+        while try await !runner.runOnce().caughtUp {}
+        try await runner.finish()
+    }
+
     /// The position the checkpoint table holds for `pipeline`, as `token.index` (`r` for snapshots).
     static func checkpoint(_ server: LocalServer, schema: String = "public", pipeline: String) throws -> String? {
         try query(server, "SELECT token || '.' || CASE WHEN snapshot THEN 'r' ELSE '' END || \"index\" FROM \(PostgresMirrorSchema.quote(schema)).tributary_checkpoints WHERE pipeline = '\(pipeline)'").first
@@ -151,13 +164,8 @@ enum PostgresMirror {
             }
         }
         try insert(0)
-        let pipelineText = "name: types\nsource: {store: \(dir.path("s.sqlite")), snapshot: true}\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: types\n"
-        let pipeline = try PipelineFixtures.pipeline(pipelineText, environment: ["POSTGRES_URL": server.url])
-        func run() async throws {
-            let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
-            while try await !runner.runOnce().caughtUp {}
-            try await runner.finish()
-        }
+        let pipeline = try PostgresMirror.snapshotPipeline(server, store: dir.path("s.sqlite"), name: "types")
+        func run() async throws { try await PostgresMirror.runToCatchUp(pipeline, store) }
         try await run()
         let entities = ["Item", "Label", "Owner"]
         try PostgresMirror.expectEqual(server, store, schema: "types", entities: entities)
@@ -203,13 +211,8 @@ enum PostgresMirror {
         let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = true
         try store.addPersistentStore(with: description)
-        let pipelineText = "name: adopted\nsource: {store: \(path), snapshot: true}\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: adopted\n"
-        let pipeline = try PipelineFixtures.pipeline(pipelineText, environment: ["POSTGRES_URL": server.url])
-        func run() async throws {
-            let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
-            while try await !runner.runOnce().caughtUp {}
-            try await runner.finish()
-        }
+        let pipeline = try PostgresMirror.snapshotPipeline(server, store: path, name: "adopted")
+        func run() async throws { try await PostgresMirror.runToCatchUp(pipeline, store) }
         try await run()
         let columns = try PostgresMirror.query(server, "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = 'adopted' AND table_name <> 'tributary_checkpoints' ORDER BY table_name, ordinal_position")
         #expect(columns == ["events._pk", "events.kind", "events.weight", "users.id", "users.email", "users.name"])
