@@ -129,6 +129,7 @@ import TributaryTestSupport
                 "\(error.message)")
         #expect(error.hint?.contains("--exclude kv --exclude 'order items'") == true, "hint: \(error.hint ?? "")")
         #expect(try dump() == before, "a refused adoption writes nothing")
+        #expect(try ForeignWriter.shell(path, "PRAGMA journal_mode;") == "delete\n", "not even the journal mode")
         let report = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["kv", "order *"]))
         #expect(report.skipped["kv"] == "excluded" && report.skipped["order items"] == "excluded")
         #expect(report.skipped["docs"]?.contains("virtual table") == true && report.skipped["docs_data"]?.contains("virtual table's storage") == true)

@@ -19,14 +19,17 @@ extension PersistentStoreCoordinator {
     public static func adoptDatabase(at url: URL, options: DatabaseAdoption = DatabaseAdoption(), busyTimeout: TimeInterval = 5) throws -> AdoptionReport {
         let path = url.standardizedFileURL.path
         return try withExistingDatabase(path, busyTimeout: busyTimeout) { db in
+            // The journal mode changes only once the adoption committed: a refused one leaves
+            // the file as it was, header included.
             let mode = try db.scalar("PRAGMA journal_mode")?.stringValue ?? "delete"
-            if mode != "wal" {
-                guard try db.scalar("PRAGMA journal_mode = WAL")?.stringValue == "wal" else {
-                    throw TributaryError(.io, "the database cannot use a write-ahead log (journal mode \(mode))", location: path,
-                                         hint: "capture needs WAL: adopt a database on a local file system")
-                }
+            let adoption = Adoption(db: db, path: path, journalMode: mode)
+            let report = try db.transaction { try adoption.run(options) }
+            if mode != "wal", try db.scalar("PRAGMA journal_mode = WAL")?.stringValue != "wal" {
+                _ = try db.transaction { try adoption.undo() }
+                throw TributaryError(.io, "the database cannot use a write-ahead log (journal mode \(mode)); nothing was adopted", location: path,
+                                     hint: "capture needs WAL: adopt a database on a local file system")
             }
-            return try db.transaction { try Adoption(db: db, path: path, journalMode: mode).run(options) }
+            return report
         }
     }
 
