@@ -74,7 +74,7 @@ import Testing
         description.persistentHistoryTracking = true
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
         try coordinator.addPersistentStore(with: description)
-        coordinator.persistentStores[0].database.recorder.boundInserts = boundInserts
+        coordinator.persistentStores[0].recorder.boundInserts = boundInserts
         var owners = BatchInsertRequest(entityName: "Owner", objects: [["name": "a"], ["name": "b"]])
         owners.resultType = .objectIDs
         let ownerIDs = try coordinator.execute(owners).objectIDs

@@ -52,7 +52,7 @@ import Testing
         description.persistentHistoryTracking = true
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
         try coordinator.addPersistentStore(with: description)
-        coordinator.persistentStores[0].database.recorder.boundInserts = boundInserts
+        coordinator.persistentStores[0].recorder.boundInserts = boundInserts
         return coordinator
     }
 

@@ -43,7 +43,7 @@ struct BatchInserter {
         self.columnNames = table.dataColumns
         self.writtenColumns = table.dataColumns.indices.filter { $0 >= table.attributes.count || table.attributes[$0].isBoundByInserts }
         self.nowColumns = table.attributes.indices.filter { table.attributes[$0].derivation == .now }
-        self.boundInsertCapture = store.database.recorder.boundInsertCapture(table: entityName)
+        self.boundInsertCapture = store.recorder.boundInsertCapture(table: entityName)
         self.splitsUpsert = !table.entity.uniquenessConstraints.isEmpty && store.schema.tablesWithUpdateTriggers.contains(entityName)
         self.oneToOneColumns = table.foreignKeys.enumerated().compactMap { j, relationship in
             let inverse = try? store.schema.table(relationship.destinationEntity).entity.relationship(named: relationship.inverseName)
@@ -197,7 +197,7 @@ struct BatchInserter {
         db.lastInsertRowID = 0
         do {
             if let boundInsertCapture {
-                try store.database.recorder.recordingBoundInsert(capture: boundInsertCapture, values: values) { try statement.run() }
+                try store.recorder.recordingBoundInsert(capture: boundInsertCapture, values: values) { try statement.run() }
             } else {
                 try statement.run()
             }

@@ -8,7 +8,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
         let store = try requireStore()
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
-        return try store.database.write(request.transaction) { db in
+        return try store.write(request.transaction) { db in
             if request.columns.isEmpty {
                 return try inserter.run(request.objects, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
             }
@@ -36,7 +36,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchInsertRequest, dictionaryHandler: (inout [String: AttributeValue]) throws -> Bool) throws -> BatchResult {
         let store = try requireStore()
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
-        return try store.database.write(request.transaction) { db in
+        return try store.write(request.transaction) { db in
             var total = BatchResult()
             var chunk: [[String: AttributeValue]] = []
             chunk.reserveCapacity(1000)
@@ -87,7 +87,7 @@ extension PersistentStoreCoordinator {
         }
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         let sql = "UPDATE \(quote(table.name)) AS t0 SET \(table.assignments(assignments))\(filter.sql) RETURNING \(table.key)"
-        return try store.database.write(request.transaction) { db in
+        return try store.write(request.transaction) { db in
             let statement = try db.makeStatement(sql)
             try statement.bind(arguments + filter.arguments)
             var result = BatchResult()
@@ -131,7 +131,7 @@ extension PersistentStoreCoordinator {
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
-        return try store.database.write(request.transaction) { db in
+        return try store.write(request.transaction) { db in
             var keys: [Int64] = []
             let statement = try db.makeStatement("SELECT t0.\(table.key) FROM \(quote(table.name)) t0\(filter.sql)")
             try statement.bind(filter.arguments)

@@ -122,9 +122,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         lastDataVersion = version
     }
 
-    func writeWillCommit(on db: Connection) throws {
+    func writeWillCommit(on db: Connection) throws -> Int64? {
         try claimPins(on: db)
-        guard pins.isHolder, folded || !pins.isPinned || Date().timeIntervalSince(pins.lastMove) >= Self.pinInterval else { return }
+        guard pins.isHolder, folded || !pins.isPinned || Date().timeIntervalSince(pins.lastMove) >= Self.pinInterval else { return nil }
         do {
             try pins.move()
         } catch {
@@ -133,16 +133,19 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             pins.drop()
             pinnedSinceFold = false
         }
+        return nil
     }
 
-    func writeDidEnd(on db: Connection, committed: Bool) {
+    func writeDidCommit(on db: Connection, written: Int64?) {
         pins.releaseOld()
-        if committed {
-            if folded { pinnedSinceFold = pins.isPinned }
-            restartLogIfLarge(on: db)
-        } else {
-            lastDataVersion = -1
-        }
+        if folded { pinnedSinceFold = pins.isPinned }
+        restartLogIfLarge(on: db)
+        folded = false
+    }
+
+    func writeDidRollback(on db: Connection) {
+        pins.releaseOld()
+        lastDataVersion = -1
         folded = false
     }
 

@@ -81,7 +81,7 @@ extension ManagedObjectContext {
 
         // Other contexts of this coordinator get the save directly: their watchers skip it.
         let marking = store.isHistoryTracked && store.description.remoteChangeNotificationPost ? persistentStoreCoordinator.localCommits : nil
-        let (_, token) = try store.database.writeReturningToken(metadata, marking: marking) { db in
+        let (_, token) = try store.writeReturningToken(metadata, marking: marking) { db in
             // 1. Optimistic locking: the rows' versions now.
             var writes: [(ManagedObject, UInt64, Int64, [AttributeValue])] = []   // object, slots to write, version before, values after
             var conflicts: [MergeConflict] = []

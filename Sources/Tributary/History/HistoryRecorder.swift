@@ -91,6 +91,9 @@ final class HistoryRecorder: @unchecked Sendable {
     /// A copy of the last table's name (owned, freed on replacement).
     private var lastName: UnsafeMutablePointer<CChar>?
     private(set) var isEnabled = false
+    /// The metadata of the write transaction in hand, and where its token is marked
+    /// (``prepare(_:marking:)``; reset when it ends).
+    var inHand = TransactionInHand()
 
     // The transaction being recorded. Unchecked exclusivity: the recorder is used by one
     // thread at a time (the writer's), and these are touched for every row written.

@@ -5,7 +5,7 @@ import Foundation
 /// write transaction. A bad line anywhere rolls the whole import back, so nothing is
 /// written, while memory stays bounded by a batch, whatever the input's size. History
 /// is recorded in that transaction, one history transaction per batch
-/// (`StoreDatabase.writeInParts`).
+/// (`PersistentStore.writeInParts`).
 ///
 /// A line whose unique key matches an existing row updates it, relationships given
 /// included (to-many ones are set to the objects listed). Relationships must name
@@ -77,7 +77,7 @@ public struct NDJSONImporter: Sendable {
         var parser = NDJSONObjectParser()
         var row = NDJSONRow(count: decoder.properties.count)
         do {
-            return try store.database.writeInParts(transaction) { db, endHistoryPart in
+            return try store.writeInParts(transaction) { db, endHistoryPart in
                 // A link must name an existing object; rows of this entity not written yet are written first.
                 let linkExists: (ObjectID) throws -> Bool = { id in
                     if id.entityName == entityName { try batch.flush(on: db) }

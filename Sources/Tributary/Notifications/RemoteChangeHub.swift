@@ -56,7 +56,8 @@ final class RemoteChangePoster: Sendable {
         sidecar = isInMemory ? nil : Self.sidecarPath(of: databasePath)
     }
 
-    /// Called after each commit, outside the writer lock, with the history token it recorded.
+    /// Called after each commit, with the history token it recorded (in the writer lock, so
+    /// commits are posted in order).
     func didCommit(token: Int64?) {
         RemoteChangeHub.shared.post(key: key, token: token)
         guard let sidecar else { return }
@@ -76,5 +77,12 @@ final class RemoteChangePoster: Sendable {
             if state.fd >= 0 { _ = Glibc.close(state.fd) }
             state = (-1, true)
         }
+    }
+}
+
+/// The poster's part in each write transaction: once it commits, the store's listeners are told.
+extension RemoteChangePoster: WriteParticipant {
+    func writeDidCommit(on db: Connection, written: Int64?) {
+        didCommit(token: written)
     }
 }

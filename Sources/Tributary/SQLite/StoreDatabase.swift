@@ -11,19 +11,14 @@ final class StoreDatabase: Sendable {
     private let writer: Connection?
     let readers: ReaderPool
     let busyTimeout: TimeInterval
-    /// Records history on the writer; enabled when the store tracks history.
-    let recorder = HistoryRecorder()
-    /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
-    let poster: RemoteChangePoster?
     /// What takes part in each write transaction; read and changed under `writerLock` only.
     nonisolated(unsafe) private var participants: [WriteParticipant] = []
 
-    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment(), postsRemoteChanges: Bool = false) throws {
+    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment()) throws {
         self.path = path
         self.isInMemory = isInMemory
         self.isReadOnly = readOnly
         self.busyTimeout = busyTimeout
-        self.poster = postsRemoteChanges && !readOnly ? RemoteChangePoster(databasePath: path, isInMemory: isInMemory) : nil
         let options = ConnectionOptions(readOnly: false, create: !readOnly, busyTimeout: busyTimeout, isURI: isInMemory, sqlDebug: sqlDebug)
         if readOnly {
             writer = nil
@@ -60,55 +55,36 @@ final class StoreDatabase: Sendable {
         }
     }
 
-    /// Runs `body` in an immediate write transaction on the writer; when history is
-    /// on, the changes it made are recorded in the same transaction, under `metadata`.
-    /// After the commit, listeners of the store are told (when the store posts remote changes).
-    func write<T>(_ metadata: TransactionMetadata = TransactionMetadata(), _ body: (Connection) throws -> T) throws -> T {
-        try writeReturningToken(metadata, body).0
+    /// Runs `body` in an immediate write transaction on the writer, with every participant
+    /// taking its part (``WriteParticipant``): what they keep of the transaction (its history)
+    /// commits with it.
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writeTransaction(body).result
     }
 
-    /// ``write(_:_:)``, also giving the history token the transaction recorded (nil when none).
-    /// With `marking`, the token is marked there before the transaction commits (so no
-    /// reader sees the transaction unmarked) and unmarked if the commit fails.
-    func writeReturningToken<T>(_ metadata: TransactionMetadata = TransactionMetadata(), marking: LocalCommits? = nil, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
-        let (result, token) = try writeTransaction(metadata, marking: marking, body)
-        poster?.didCommit(token: token)
-        return (result, token)
-    }
-
-    /// The transaction, and the history token it recorded (nil when it recorded none).
-    private func writeTransaction<T>(_ metadata: TransactionMetadata, marking: LocalCommits?, _ body: (Connection) throws -> T) throws -> (T, Int64?) {
+    /// ``write(_:)``, also giving the sequence number a participant wrote the transaction
+    /// under (its history token; nil when none wrote one).
+    func writeTransaction<T>(_ body: (Connection) throws -> T) throws -> (result: T, written: Int64?) {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
         writerLock.lock()
         defer { writerLock.unlock() }
-        var marked: Int64?
         do {
             let done = try writer.transaction("IMMEDIATE") {
                 for participant in participants { try participant.writeDidBegin(on: writer) }
                 let result = try body(writer)
-                let token = recorder.isEnabled ? try recorder.commit(on: writer, metadata: metadata) : nil
-                if let token, let marking {
-                    marking.mark(token)
-                    marked = token
-                }
-                for participant in participants { try participant.writeWillCommit(on: writer) }
-                return (result, token)
+                var written: Int64?
+                for participant in participants { written = try participant.writeWillCommit(on: writer) ?? written }
+                return (result: result, written: written)
             }
-            for participant in participants { participant.writeDidEnd(on: writer, committed: true) }
+            for participant in participants { participant.writeDidCommit(on: writer, written: done.written) }
             return done
         } catch let error as SQLiteError {
-            rolledBack(marked, marking)
+            for participant in participants { participant.writeDidRollback(on: writer) }
             throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
         } catch {
-            rolledBack(marked, marking)
+            for participant in participants { participant.writeDidRollback(on: writer) }
             throw error
         }
-    }
-
-    private func rolledBack(_ marked: Int64?, _ marking: LocalCommits?) {
-        recorder.discard()
-        if let marked { marking?.unmark(marked) }
-        if let writer { for participant in participants { participant.writeDidEnd(on: writer, committed: false) } }
     }
 
     /// Adds a participant to every later write transaction; `setUp` runs first on the writer,
@@ -118,11 +94,6 @@ final class StoreDatabase: Sendable {
             try setUp(db)
             participants.append(participant)
         }
-    }
-
-    /// Starts recording history for `schema` on the writer.
-    func enableHistory(schema: StoreSchema) throws {
-        try withWriter { db in try recorder.install(on: db, schema: schema) }
     }
 
     /// Runs `body` with the writer outside any transaction (for pragmas, backups).
@@ -152,7 +123,6 @@ final class StoreDatabase: Sendable {
 
     func close() {
         readers.close()
-        poster?.close()
     }
 
 }

@@ -5,7 +5,7 @@ extension PersistentStore {
     /// modules that keep a small table of their own in the store (the pipelines' status,
     /// `_tributary_pipeline_state`). Tables that are not entities' are not recorded in history.
     package func writeOwnTable<T>(_ body: (Connection) throws -> T) throws -> T {
-        try database.write(TransactionMetadata(), body)
+        try write(TransactionMetadata(), body)
     }
 
     /// Runs `body` in a read transaction on one of the store's readers (see ``writeOwnTable(_:)``).

@@ -35,10 +35,16 @@ public final class PersistentStore: Sendable {
 
     /// Records other programs' writes in history (read-write stores with history).
     let capture: ForeignCapture?
+    /// Records history on the writer (a ``WriteParticipant`` of writable stores that track history).
+    let recorder: HistoryRecorder
+    /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
+    let poster: RemoteChangePoster?
 
     private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, isHistoryTracked: Bool,
-                 capture: ForeignCapture?, migrationChanges: [String] = []) {
-        self.capture = capture
+                 parts: WriteParts, migrationChanges: [String] = []) {
+        self.capture = parts.capture
+        self.recorder = parts.recorder
+        self.poster = parts.poster
         self.identifier = identifier
         self.migrationChanges = migrationChanges
         self.description = description
@@ -131,10 +137,15 @@ public final class PersistentStore: Sendable {
     /// released when this returns or throws.
     private static func load(_ description: PersistentStoreDescription, model: ManagedObjectModel?, path: String, inMemory: Bool) throws -> PersistentStore {
         let database = try StoreDatabase(path: path, isInMemory: inMemory, readOnly: description.isReadOnly,
-                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug,
-                                         postsRemoteChanges: description.remoteChangeNotificationPost)
+                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug)
         let place = inMemory ? description.url.path : path
+        var parts = WriteParts()
         do {
+            if description.remoteChangeNotificationPost && !description.isReadOnly {
+                let poster = RemoteChangePoster(databasePath: path, isInMemory: inMemory)
+                parts.poster = poster
+                try database.addParticipant(poster)
+            }
             let (identifier, effectiveModel, changes, tracked) = description.isReadOnly
                 ? try database.read { db in
                     let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: false)
@@ -146,18 +157,31 @@ public final class PersistentStore: Sendable {
                     return (id, model, changes, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking, place: place))
                 }
             let captures = tracked && !description.isReadOnly && !inMemory && Connection.canDisableMainTriggersOnly
-            let capture = captures ? try ForeignCapture.enable(on: database, schema: StoreSchema(model: effectiveModel)) : nil
+            parts.capture = captures ? try ForeignCapture.enable(on: database, schema: StoreSchema(model: effectiveModel)) : nil
             let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, isHistoryTracked: tracked,
-                                        capture: capture, migrationChanges: changes)
-            if tracked && !description.isReadOnly { try database.enableHistory(schema: store.schema) }
+                                        parts: parts, migrationChanges: changes)
+            if tracked && !description.isReadOnly {
+                // After the capture: other programs' writes are folded when a transaction
+                // begins, before its own history is written at the commit.
+                try database.addParticipant(parts.recorder) { db in try parts.recorder.install(on: db, schema: store.schema) }
+            }
             return store
         } catch let error as TributaryError where error.location == nil {
+            parts.poster?.close()
             database.close()
             throw error.located(place)
         } catch {
+            parts.poster?.close()
             database.close()
             throw error
         }
+    }
+
+    /// What takes part in the store's write transactions (``WriteParticipant``).
+    private struct WriteParts {
+        var capture: ForeignCapture?
+        let recorder = HistoryRecorder()
+        var poster: RemoteChangePoster?
     }
 
     /// Folds into history what other programs wrote since the last fold, so that a reader
@@ -168,7 +192,10 @@ public final class PersistentStore: Sendable {
     }
 
     /// Closes idle connections; the store is unusable afterwards.
-    func close() { database.close() }
+    func close() {
+        database.close()
+        poster?.close()
+    }
 
     // MARK: Object IDs
 
