@@ -41,7 +41,7 @@ public struct StreamPosition: Sendable, Hashable, Comparable, Codable, CustomStr
     /// a snapshot record (a snapshot sits after every change of its token), the one before
     /// for a change (its transaction may have changes after it). Once everything through
     /// this position is delivered, a consumer may be committed through it.
-    public var completeToken: Int64 { isSnapshot ? token : token - 1 }
+    public var completeToken: Int64 { HistoryFollower.completeToken(token, isSnapshot: isSnapshot) }
 
     /// The form used in segment names: fixed width, so names sort as positions do.
     public var fileNameComponent: String {

@@ -54,6 +54,11 @@ extension CLI {
         return path
     }
 
+    /// One line of `--json` output as an object.
+    static func json(_ line: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
     /// NDJSON lines of posts `ext-N` titled "Post N", created at second N.
     static func posts(_ range: Range<Int>) -> String {
         range.map { #"{"externalID": "ext-\#($0)", "title": "Post \#($0)", "createdAt": \#($0)}"# }.joined(separator: "\n") + "\n"

@@ -10,9 +10,7 @@ import Testing
 
     func posts(_ range: Range<Int>) -> String { CLI.posts(range) }
 
-    func json(_ line: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-    }
+    func json(_ line: String) throws -> [String: Any] { try CLI.json(line) }
 
     @Test func everyCLIWriteIsRecordedWithItsAuthorAndValues() throws {
         let store = try makeStore()

@@ -9,6 +9,7 @@ import Testing
     func makeStore() throws -> String { try CLI.makeBlogStore(at: scratch.path("r.sqlite")) }
 
     func posts(_ range: Range<Int>) -> String { CLI.posts(range) }
+    func json(_ line: String) throws -> [String: Any] { try CLI.json(line) }
 
     /// Five transactions: imports of 1, 2, 3, 4 and 5 posts by authors a0…a4.
     func storeWithHistory() throws -> String {
@@ -61,6 +62,21 @@ import Testing
         #expect(tail.stdoutLines.count == 11)
         let none = try CLI.run(["tail", store, "--author", "nobody"])
         #expect(none.stdout == "(0 transactions)\n")
+    }
+
+    /// `export --to - --consumer C --through T` commits C through T, what it wrote, not
+    /// through the store's newest token (it did, and the next export skipped 4 and 5).
+    @Test func anExportToStandardOutputWithAnEndCommitsItsConsumerOnlyThroughTheEnd() throws {
+        let store = try storeWithHistory()
+        let tokens = try CLI.run(["history", store, "--json"]).stdoutLines.map { try json($0)["token"] as! String }
+        #expect(tokens.count == 5)
+        let first = try CLI.run(["export", store, "--to", "-", "--consumer", "pipe", "--through", tokens[2]])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdoutLines.count == 6)
+        let listed = try json(try CLI.run(["consumers", store, "list", "--json"]).stdoutLines[0])
+        #expect(listed["token"] as? String == tokens[2])
+        let rest = try CLI.run(["export", store, "--to", "-", "--consumer", "pipe"])
+        #expect(rest.stdoutLines.count == 9, "the records of transactions 4 and 5")
     }
 
     @Test func unknownEntitiesAndPropertiesAreNamed() throws {

@@ -21,9 +21,7 @@ import Testing
         try CLI.run(["count", store, "--entity", "Post"] + (predicate.map { ["--where", $0] } ?? [])).stdout
     }
 
-    func json(_ line: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-    }
+    func json(_ line: String) throws -> [String: Any] { try CLI.json(line) }
 
     func token(_ store: String) throws -> String {
         try CLI.run(["token", store]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)

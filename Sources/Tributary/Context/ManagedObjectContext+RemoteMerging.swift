@@ -10,49 +10,44 @@ extension ManagedObjectContext {
     func startRemoteMerging(_ store: PersistentStore) {
         guard remoteMerging == nil, store.description.remoteChangeNotificationPost else { return }
         let coordinator = persistentStoreCoordinator
-        var changes = coordinator.remoteChanges.makeAsyncIterator()
         let local = coordinator.localCommits
         let follower = store.isHistoryTracked ? local.follow() : nil   // before the start token is read
         var configuration = HistoryWatcher.Configuration()
         configuration.startToken = store.isHistoryTracked ? try? coordinator.currentPersistentHistoryToken() : nil
         let watcher = store.isHistoryTracked ? try? HistoryWatcher(coordinator: coordinator, configuration: configuration) : nil
         if let follower, let watcher { local.passed(follower, through: watcher.checkpoint.value) }
-        remoteMerging = Task.detached { [weak self] in
-            defer { if let follower { local.unfollow(follower) } }
-            repeat {
-                guard let context = self else { return }
-                guard let watcher else {
-                    // No history: a remote commit refreshes every object.
+        guard let watcher else {
+            // No history: a remote commit refreshes every object.
+            var changes = coordinator.remoteChanges.makeAsyncIterator()
+            remoteMerging = Task.detached { [weak self] in
+                repeat {
+                    guard let context = self else { return }
                     await context.onQueue {
                         context.withLock {
                             context.generation.advanceAfterSave()
                             context.refreshAllObjects()
                         }
                     }
-                    continue
+                } while await changes.next() != nil
+            }
+            return
+        }
+        // The watcher's loop: pending history first, then after each remote change; a
+        // failed read (a busy store, no free reader) is retried after its backoff. The
+        // context is held only while a batch is merged, so it can go away meanwhile.
+        remoteMerging = Task.detached { [weak self] in
+            defer { if let follower { local.unfollow(follower) } }
+            await watcher.run(reporting: { event in
+                if case .delivered(_, let through) = event, let follower { local.passed(follower, through: through.value) }
+            }) { [weak self] batch in
+                guard let context = self else { throw CancellationError() }
+                let remote = batch.filter { !local.contains($0.token.value) }
+                if !remote.isEmpty {
+                    let changes = ContextDidSave(transactions: remote)
+                    await context.onQueue { context.mergeChanges(fromContextDidSave: changes) }
                 }
-                // A failed read (a busy store, no free reader) is tried again after a backoff,
-                // without waiting for another change: the change in hand is not lost.
-                var failures = 0
-                while !Task.isCancelled {
-                    do {
-                        try await watcher.deliverPending { batch in
-                            let remote = batch.filter { !local.contains($0.token.value) }
-                            if !remote.isEmpty {
-                                let changes = ContextDidSave(transactions: remote)
-                                await context.onQueue { context.mergeChanges(fromContextDidSave: changes) }
-                            }
-                            if let follower, let last = batch.last { local.passed(follower, through: last.token.value) }
-                        }
-                        if let follower { local.passed(follower, through: watcher.checkpoint.value) }
-                        break
-                    } catch {
-                        failures += 1
-                        try? await Task.sleep(for: watcher.configuration.backoff.delay(afterFailures: failures))
-                    }
-                }
-                if Task.isCancelled { return }
-            } while await changes.next() != nil
+                if let follower, let last = batch.last { local.passed(follower, through: last.token.value) }
+            }
         }
     }
 

@@ -85,6 +85,7 @@ public final class HistoryWatcher: Sendable {
     /// The configuration given.
     public let configuration: Configuration
     private let sleep: @Sendable (Duration) async throws -> Void
+    private let follower: HistoryFollower
     private let state: Locked<(checkpoint: PersistentHistoryToken, delivering: Bool)>
 
     /// A watcher of `coordinator`'s store, which must track history. With a consumer
@@ -103,17 +104,8 @@ public final class HistoryWatcher: Sendable {
             throw TributaryError(.invalidInput, "a watcher's batch size must be positive", hint: "use a batch size such as 500")
         }
         let start: ConsumerStart = configuration.startToken.map { .token($0) } ?? (configuration.startsAtOldest ? .oldest : .current)
-        let checkpoint: PersistentHistoryToken
-        if let name = configuration.consumerName {
-            checkpoint = try coordinator.registerHistoryConsumer(name, startingAt: start).token
-        } else {
-            switch start {
-            case .token(let token): checkpoint = token
-            case .oldest: checkpoint = try coordinator.oldestKeptHistoryToken()
-            case .current: checkpoint = try coordinator.currentPersistentHistoryToken()
-            }
-        }
-        state = Locked((checkpoint, false))
+        follower = try HistoryFollower(coordinator: coordinator, consumerName: configuration.consumerName, filter: configuration.filter)
+        state = Locked((try follower.start(at: start), false))
     }
 
     /// The last token delivered (or skipped as not matching the filter): the next
@@ -139,11 +131,11 @@ public final class HistoryWatcher: Sendable {
             return state.checkpoint
         }
         defer { state.withLock { $0.delivering = false } }
-        let head = try coordinator.currentPersistentHistoryToken()
+        let head = try follower.head()
         var position = after
         var delivered = 0
         while position < head {
-            let batch = try firstBatch(after: position, through: head)
+            let batch = try follower.readTransactions(after: position, through: head, limit: configuration.batchSize)
             guard let last = batch.last else {
                 try advance(to: head)
                 break
@@ -167,7 +159,7 @@ public final class HistoryWatcher: Sendable {
     /// }) { batch in try apply(batch) }
     /// ```
     public func run(reporting: @Sendable (Event) -> Void = { _ in }, _ handler: ([PersistentHistoryTransaction]) async throws -> Void) async {
-        var changes = coordinator.remoteChanges.makeAsyncIterator()  // listen before the first fetch
+        var waiter = CommitWaiter(coordinator)  // listen before the first fetch
         var failures = 0
         while !Task.isCancelled {
             do {
@@ -182,38 +174,17 @@ public final class HistoryWatcher: Sendable {
                 do { try await sleep(delay) } catch { return }
                 continue
             }
-            guard let change = await changes.next() else { return }
+            guard let change = await waiter.nextChange() else { return }
             reporting(.woke(change))
         }
     }
 
     // MARK: Steps
 
-    private struct StopEnumerating: Error {}
-
-    /// The first batch of matching transactions in (after, through].
-    private func firstBatch(after: PersistentHistoryToken, through: PersistentHistoryToken) throws -> [PersistentHistoryTransaction] {
-        var filter = configuration.filter
-        filter.after = after
-        filter.through = through
-        var request = PersistentHistoryChangeRequest.fetchHistory(withFilter: filter)
-        request.fetchBatchSize = configuration.batchSize
-        var first: [PersistentHistoryTransaction] = []
-        do {
-            try coordinator.enumerateHistory(request) { batch in
-                first = batch
-                throw StopEnumerating()
-            }
-        } catch is StopEnumerating {}
-        return first
-    }
-
     /// Moves the checkpoint (and the consumer) to `token` if it is newer.
     private func advance(to token: PersistentHistoryToken) throws {
         guard token > checkpoint else { return }
-        if let name = configuration.consumerName {
-            try coordinator.commitHistoryConsumer(name, through: token)
-        }
+        try follower.commit(through: token.value)
         state.withLock { $0.checkpoint = token }
     }
 }

@@ -12,55 +12,41 @@ struct StandardOutputExport {
 
     func run(follow: Bool) async throws {
         var encoder = options.format.makeEncoder(clock: options.clock)
-        let storeID = coordinator.persistentStores[0].identifier
         var buffer: [UInt8] = []
         func drain(force: Bool) {
             guard force || buffer.count >= 1 << 16 else { return }
             FileHandle.standardOutput.write(Data(buffer))
             buffer.removeAll(keepingCapacity: true)
         }
-        func keep(_ properties: [PropertyChange], entity: String) -> [PropertyChange] {
-            options.excludedProperties.isEmpty ? properties
-                : properties.filter { !options.excludedProperties.contains($0.name) && !options.excludedProperties.contains("\(entity).\($0.name)") }
-        }
-        var filter = options.filter
-        if commitConsumer {
-            let consumer = try (try? coordinator.historyConsumer(named: options.consumerName)) ?? coordinator.registerHistoryConsumer(options.consumerName, startingAt: .oldest)
-            filter.after = max(filter.after ?? consumer.token, consumer.token)
-        }
+        let follower = try HistoryFollower(coordinator: coordinator, consumerName: commitConsumer ? options.consumerName : nil, filter: options.filter)
+        var after = options.filter.after?.value ?? 0
+        if commitConsumer { after = max(after, try follower.start(at: .oldest).value) }
         if options.snapshot {
             var token = Int64(0)
             var index = 0
             let now = options.clock()
             try coordinator.enumerateSnapshot(entities: options.filter.entities, begin: { token = $0.value }) { object in
-                let record = StreamRecord(position: StreamPosition(token: token, index: index, isSnapshot: true), storeID: storeID, timestamp: now, author: nil, contextName: nil,
-                                          operation: .read, objectID: object.objectID, properties: keep(object.properties, entity: object.objectID.entityName))
+                let position = StreamPosition(token: token, index: index, isSnapshot: true)
+                encoder.encode(StreamRecord(snapshot: object, position: position, timestamp: now, excluding: options.excludedProperties), into: &buffer)
                 index += 1
-                encoder.encode(record, into: &buffer)
                 drain(force: false)
             }
-            filter.after = PersistentHistoryToken(value: token, storeID: storeID)
+            after = token
         }
+        var waiter = CommitWaiter(coordinator)   // listening before the first read
         while true {
-            let current = try coordinator.currentPersistentHistoryToken()
-            var pass = filter
-            if let through = filter.through { pass.through = min(through, current) } else { pass.through = current }
-            if pass.after.map({ $0 < pass.through! }) ?? true {
-                try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: pass)) { view in
-                    let change = try view.copy()
-                    let record = StreamRecord(position: StreamPosition(token: view.token.value, index: view.index), storeID: storeID, timestamp: view.timestamp,
-                                              author: view.author, contextName: view.contextName, operation: StreamOperation(view.changeType),
-                                              objectID: change.changedObjectID, properties: keep(change.properties, entity: view.entityName))
-                    encoder.encode(record, into: &buffer)
-                    drain(force: false)
-                }
+            var head = try follower.head()
+            if let through = options.filter.through { head = min(head, through) }
+            _ = try follower.readChanges(after: after, through: head) { view in
+                encoder.encode(try StreamRecord(view, excluding: options.excludedProperties), into: &buffer)
+                drain(force: false)
             }
             drain(force: true)
-            if commitConsumer, current.value > 0 { try coordinator.commitHistoryConsumer(options.consumerName, through: current) }
-            guard follow, filter.through == nil else { return }
-            filter.after = current
+            try follower.commit(through: head.value)
+            guard follow, options.filter.through == nil else { return }
+            after = head.value
             do {
-                _ = try await StreamExporter.waitForNextCommit(coordinator, after: current)
+                _ = try await waiter.waitForCommit(after: head)
             } catch is CancellationError {
                 return   // SIGINT or SIGTERM: everything read was written and committed
             }

@@ -51,7 +51,6 @@ public final class PipelineRunner {
     }
 
     private struct Interrupted: Error {}
-    private struct EnoughRead: Error {}
 
     /// The pipeline.
     public let pipeline: PipelineFile
@@ -84,6 +83,8 @@ public final class PipelineRunner {
     private var states: [SinkState]
     private var opened = false
     private let storeID: UUID
+    /// Reads the pipeline's history and commits its consumer.
+    private let follower: HistoryFollower
     private var committed: Int64 = 0
     private var lastRead: StreamPosition?
     private var readThrough: Int64 = 0
@@ -118,6 +119,7 @@ public final class PipelineRunner {
         self.pipeline = pipeline
         self.coordinator = coordinator
         self.storeID = store.identifier
+        self.follower = HistoryFollower(coordinator: coordinator, storeID: store.identifier, consumerName: pipeline.source.consumer, filter: pipeline.source.filter)
         self.metrics = PipelineMetrics(pipeline: pipeline.name, sinks: pipeline.sinks.map(\.name))
         var logger = Logger(label: "tributary.pipeline")
         logger[metadataKey: "pipeline"] = "\(pipeline.name)"
@@ -186,8 +188,7 @@ public final class PipelineRunner {
         var records: [StreamRecord] = []
         let time = now()
         try coordinator.enumerateSnapshot(entities: pipeline.source.filter.entities, begin: { token = $0 }) { object in
-            let record = StreamRecord(position: StreamPosition(token: token!.value, index: records.count, isSnapshot: true), storeID: storeID, timestamp: time,
-                                      author: nil, contextName: nil, operation: .read, objectID: object.objectID, properties: object.properties)
+            let record = StreamRecord(snapshot: object, position: StreamPosition(token: token!.value, index: records.count, isSnapshot: true), timestamp: time)
             records.append(record)
         }
         guard let token else { return }
@@ -238,47 +239,28 @@ public final class PipelineRunner {
     }
     private var prefetch: Prefetch?
 
-    /// ``readHistory(coordinator:pipeline:storeID:after:resumeAfter:)`` in a task of its own.
-    private static func startReading(coordinator: PersistentStoreCoordinator, pipeline: PipelineFile, storeID: UUID,
-                                     after: Int64, resumeAfter: StreamPosition?) -> Task<Read, any Error> {
-        Task { try readHistory(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: after, resumeAfter: resumeAfter) }
+    /// ``readHistory(follower:pipeline:after:resumeAfter:)`` in a task of its own.
+    private static func startReading(follower: HistoryFollower, pipeline: PipelineFile, after: Int64, resumeAfter: StreamPosition?) -> Task<Read, any Error> {
+        Task { try readHistory(follower: follower, pipeline: pipeline, after: after, resumeAfter: resumeAfter) }
     }
 
     /// Reads the history after token `after` (skipping records at or before `resumeAfter`),
-    /// at most `limit` records, transformed.
-    private static func readHistory(coordinator: PersistentStoreCoordinator, pipeline: PipelineFile, storeID: UUID,
-                                    after: Int64, resumeAfter: StreamPosition?) throws -> Read {
-        let current = try coordinator.currentPersistentHistoryToken()
-        var read = Read(newestRead: resumeAfter, through: current)
-        guard current.value > after else { return read }
-        var filter = pipeline.source.filter
-        filter.after = PersistentHistoryToken(value: after, storeID: storeID)
-        filter.through = current
+    /// at most `checkpoint.records` records, transformed.
+    private static func readHistory(follower: HistoryFollower, pipeline: PipelineFile, after: Int64, resumeAfter: StreamPosition?) throws -> Read {
         let limit = pipeline.checkpoint.records
-        read.records.reserveCapacity(min(limit, 16_384))
-        do {
-            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
-                let position = StreamPosition(token: view.token.value, index: view.index)
-                if let resumeAfter, position <= resumeAfter { return }
-                if read.read >= limit {
-                    if let newest = read.newestRead, position.token > newest.token { read.completeThrough = newest.token }
-                    throw EnoughRead()
-                }
-                let change = try view.copy()
-                let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
-                                          operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: change.properties)
-                read.read += 1
-                read.newestRead = position
-                if pipeline.transforms.isEmpty {
-                    read.records.append(record)   // moved in, not copied through transform(_:by:)
-                } else if let kept = try transform(record, by: pipeline.transforms) {
-                    read.records.append(kept)
-                }
+        var records: [StreamRecord] = []
+        records.reserveCapacity(min(limit, 16_384))
+        let resume = resumeAfter.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
+        let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit) { view in
+            let record = try StreamRecord(view)
+            if pipeline.transforms.isEmpty {
+                records.append(record)   // moved in, not copied through transform(_:by:)
+            } else if let kept = try transform(record, by: pipeline.transforms) {
+                records.append(kept)
             }
-        } catch is EnoughRead {
-            read.caughtUp = false
         }
-        return read
+        return Read(records: records, read: step.count, newestRead: step.newest.map { StreamPosition(token: $0.token, index: $0.index) } ?? resumeAfter,
+                    caughtUp: step.caughtUp, completeThrough: step.completeThrough, through: step.through)
     }
 
     /// Reads, transforms and delivers the next records (at most `checkpoint.records`), and
@@ -304,7 +286,7 @@ public final class PipelineRunner {
             }
         } else {
             // No read ahead, one from elsewhere, or one that failed: read now.
-            read = try Self.readHistory(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: after, resumeAfter: lastRead)
+            read = try Self.readHistory(follower: follower, pipeline: pipeline, after: after, resumeAfter: lastRead)
         }
         step.read = read.read
         step.caughtUp = read.caughtUp
@@ -312,7 +294,7 @@ public final class PipelineRunner {
             // Where the next step will start once this one is delivered.
             let nextAfter = max(after, newest.completeToken, read.completeThrough ?? 0)
             prefetch = Prefetch(after: nextAfter, resumeAfter: newest,
-                                task: Self.startReading(coordinator: coordinator, pipeline: pipeline, storeID: storeID, after: nextAfter, resumeAfter: newest))
+                                task: Self.startReading(follower: follower, pipeline: pipeline, after: nextAfter, resumeAfter: newest))
         }
         do {
             try await deliver(read.records, step: &step)
@@ -439,11 +421,11 @@ public final class PipelineRunner {
             checkpointedRead = lastRead
             moved = true
         }
-        var token = lastRead.map { $0.isSnapshot ? committed : $0.token - 1 } ?? committed
+        var token = lastRead.map { $0.isSnapshot ? committed : $0.completeToken } ?? committed
         if let completeThrough { token = max(token, completeThrough) }
         token = max(token, readThrough)
         if token > committed {
-            try coordinator.commitHistoryConsumer(pipeline.source.consumer, through: PersistentHistoryToken(value: token, storeID: storeID))
+            try follower.commit(through: token)
             committed = token
             moved = true
             metrics.checkpointed()

@@ -152,24 +152,18 @@ public final class PipelineService: Service, @unchecked Sendable {
     /// try await PipelineService.waitForNewCommits([coordinator], after: [token], stop: stop)
     /// ```
     public static func waitForNewCommits(_ coordinators: [PersistentStoreCoordinator], after tokens: [PersistentHistoryToken], stop: StopSignal) async throws {
-        // One stream of wakes: each store's remote changes (inotify and in-process posts,
-        // listening before the first look) and a check of the stop signal every 100 ms.
-        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        var listeners: [Task<Void, Never>] = []
-        for coordinator in coordinators {
-            var changes = coordinator.remoteChanges.makeAsyncIterator()
-            listeners.append(Task { while await changes.next() != nil { wake.yield() } })
-        }
-        listeners.append(Task {
-            while !Task.isCancelled && !stop.isRequested { try? await Task.sleep(for: .milliseconds(100)) }
-            wake.yield()
-        })
-        defer { for listener in listeners { listener.cancel() } }
-        var iterator = wakes.makeAsyncIterator()
-        while !stop.isRequested {
-            for (coordinator, token) in zip(coordinators, tokens) where try coordinator.currentPersistentHistoryToken() > token { return }
-            guard await iterator.next() != nil else { return }
-            try Task.checkCancellation()
+        let stores = zip(coordinators, tokens).map { ($0, $1) }
+        try await stop.cancellingOnRequest {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (coordinator, token) in stores {
+                    group.addTask {
+                        var waiter = CommitWaiter(coordinator)
+                        _ = try await waiter.waitForCommit(after: token)
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
         }
     }
 }

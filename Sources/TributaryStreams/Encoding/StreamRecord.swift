@@ -79,6 +79,35 @@ public struct StreamRecord: Sendable, Equatable {
                   operation: StreamOperation(change.changeType), objectID: change.changedObjectID, properties: change.properties)
     }
 
+    /// The record of the history change `view` reads in place, without the properties
+    /// `excluded` names (`name` for every entity, `Entity.name` for one).
+    ///
+    /// ```swift
+    /// try coordinator.enumerateHistoryChanges(request) { view in records.append(try StreamRecord(view)) }
+    /// ```
+    public init(_ view: HistoryChangeView, excluding excluded: Set<String> = []) throws {
+        let change = try view.copy()
+        self.init(position: StreamPosition(token: view.token.value, index: view.index), storeID: change.changedObjectID.storeID, timestamp: view.timestamp,
+                  author: view.author, contextName: view.contextName, operation: StreamOperation(view.changeType), objectID: change.changedObjectID,
+                  properties: Self.keeping(change.properties, of: view.entityName, excluding: excluded))
+    }
+
+    /// The record (op `r`) of a snapshot object at `position`, read at `timestamp`.
+    ///
+    /// ```swift
+    /// try coordinator.enumerateSnapshot(begin: { token = $0 }) { object in
+    ///     records.append(StreamRecord(snapshot: object, position: StreamPosition(token: token.value, index: records.count, isSnapshot: true), timestamp: now))
+    /// }
+    /// ```
+    public init(snapshot object: SnapshotObject, position: StreamPosition, timestamp: Date, excluding excluded: Set<String> = []) {
+        self.init(position: position, storeID: object.objectID.storeID, timestamp: timestamp, author: nil, contextName: nil, operation: .read,
+                  objectID: object.objectID, properties: Self.keeping(object.properties, of: object.objectID.entityName, excluding: excluded))
+    }
+
+    private static func keeping(_ properties: [PropertyChange], of entity: String, excluding excluded: Set<String>) -> [PropertyChange] {
+        excluded.isEmpty ? properties : properties.filter { !excluded.contains($0.name) && !excluded.contains("\(entity).\($0.name)") }
+    }
+
     /// The token, printed as history prints it.
     public var token: PersistentHistoryToken { PersistentHistoryToken(value: position.token, storeID: storeID) }
 

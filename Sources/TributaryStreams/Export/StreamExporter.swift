@@ -24,6 +24,8 @@ public final class StreamExporter {
     public private(set) var manifest: StreamManifest
 
     private let storeID: UUID
+    /// Reads the history after the stream's position and commits the consumer.
+    private let follower: HistoryFollower
     private var recordEncoder: any RecordEncoder
     /// The native encoder when the format is native: history inserts go through it in place.
     private var native: NativeEncoder?
@@ -49,6 +51,7 @@ public final class StreamExporter {
         storeID = store.identifier
         // A store without history fails here, before anything is written.
         _ = try coordinator.currentPersistentHistoryToken()
+        follower = HistoryFollower(coordinator: coordinator, storeID: storeID, consumerName: options.consumerName, filter: options.filter)
         try Self.checkTimeFilters(options.filter, directory: directory)
         try DirectoryPreparer.create(directory, what: "stream directory")
         var manifest = try StreamManifest.load(from: directory) ?? StreamManifest(storeID: storeID, format: options.format)
@@ -115,39 +118,25 @@ public final class StreamExporter {
         if options.snapshot, manifest.segments.isEmpty, manifest.snapshot == nil {
             try exportSnapshot(&summary, progress: progress)
         }
-        let current = try coordinator.currentPersistentHistoryToken()
+        let current = try follower.head()
         // A stream continues from what it holds, even if its consumer was moved past that
         // (history it needs that was pruned since fails the read, never leaves a silent gap).
         var after = manifest.completeThrough
         if manifest.segments.isEmpty, manifest.snapshot == nil, manifest.completeThrough == 0 { after = committed }
         if let last = manifest.last { after = max(after, last.completeToken) }
-        let resumeAfter = manifest.last
-        if current.value > after {
-            var filter = options.filter
-            filter.after = PersistentHistoryToken(value: after, storeID: storeID)
-            filter.through = current
-            var properties: [PropertyChange] = []
-            let inPlace = native != nil && options.excludedProperties.isEmpty
-            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
-                let position = StreamPosition(token: view.token.value, index: view.index)
-                if let resumeAfter, position <= resumeAfter { return }
-                // Inserts (most of a bulk load) are encoded straight from the history payload.
-                line.removeAll(keepingCapacity: true)
-                if inPlace, try native!.encodeInsert(view, position: position, storeID: storeID, into: &line) {
-                    try emitLine(position: position, timestamp: view.timestamp, completeThrough: view.token.value - 1, summary: &summary)
-                    if summary.records % 10_000 == 0 { progress(summary) }
-                    return
-                }
-                let change = try view.copy()
-                properties = change.properties
-                if !options.excludedProperties.isEmpty {
-                    properties.removeAll { options.excludedProperties.contains($0.name) || options.excludedProperties.contains("\(view.entityName).\($0.name)") }
-                }
-                let record = StreamRecord(position: position, storeID: storeID, timestamp: view.timestamp, author: view.author, contextName: view.contextName,
-                                          operation: StreamOperation(view.changeType), objectID: change.changedObjectID, properties: properties)
-                try emit(record, completeThrough: view.token.value - 1, summary: &summary)
-                if summary.records % 10_000 == 0 { progress(summary) }
+        let resumeAfter = manifest.last.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
+        let inPlace = native != nil && options.excludedProperties.isEmpty
+        _ = try follower.readChanges(after: after, through: current, resumingAfter: resumeAfter) { view in
+            let position = StreamPosition(token: view.token.value, index: view.index)
+            let complete = HistoryFollower.completeToken(view.token.value, isSnapshot: false)
+            // Inserts (most of a bulk load) are encoded straight from the history payload.
+            line.removeAll(keepingCapacity: true)
+            if inPlace, try native!.encodeInsert(view, position: position, storeID: storeID, into: &line) {
+                try emitLine(position: position, timestamp: view.timestamp, completeThrough: complete, summary: &summary)
+            } else {
+                try emit(try StreamRecord(view, excluding: options.excludedProperties), completeThrough: complete, summary: &summary)
             }
+            if summary.records % 10_000 == 0 { progress(summary) }
         }
         try finishPass(completeThrough: current.value, summary: &summary)
         summary.committedThrough = committed
@@ -161,12 +150,8 @@ public final class StreamExporter {
         try coordinator.enumerateSnapshot(entities: options.filter.entities, begin: { token in
             manifest.snapshot = StreamManifest.Snapshot(token: token.value, complete: false, objects: 0)
         }) { object in
-            var properties = object.properties
-            if !options.excludedProperties.isEmpty {
-                properties.removeAll { options.excludedProperties.contains($0.name) || options.excludedProperties.contains("\(object.objectID.entityName).\($0.name)") }
-            }
-            let record = StreamRecord(position: StreamPosition(token: manifest.snapshot!.token, index: index, isSnapshot: true), storeID: storeID, timestamp: now,
-                                      author: nil, contextName: nil, operation: .read, objectID: object.objectID, properties: properties)
+            let record = StreamRecord(snapshot: object, position: StreamPosition(token: manifest.snapshot!.token, index: index, isSnapshot: true), timestamp: now,
+                                      excluding: options.excludedProperties)
             index += 1
             summary.snapshotObjects += 1
             try emit(record, completeThrough: nil, summary: &summary)
@@ -255,7 +240,7 @@ public final class StreamExporter {
 
     private func commit(through token: Int64) throws {
         guard token > committed else { return }
-        try coordinator.commitHistoryConsumer(options.consumerName, through: PersistentHistoryToken(value: token, storeID: storeID))
+        try follower.commit(through: token)
         committed = token
     }
 
@@ -268,12 +253,7 @@ public final class StreamExporter {
     /// while true { _ = try exporter.exportOnce(); token = try await StreamExporter.waitForNextCommit(coordinator, after: token) }
     /// ```
     public static func waitForNextCommit(_ coordinator: PersistentStoreCoordinator, after token: PersistentHistoryToken) async throws -> PersistentHistoryToken {
-        // Listen first, then look: a commit between the two is not missed.
-        var changes = coordinator.remoteChanges.makeAsyncIterator()
-        while true {
-            let current = try coordinator.currentPersistentHistoryToken()
-            if current > token { return current }
-            guard await changes.next() != nil else { throw CancellationError() }
-        }
+        var waiter = CommitWaiter(coordinator)
+        return try await waiter.waitForCommit(after: token)
     }
 }
