@@ -4,105 +4,6 @@ import Synchronization
 import Tributary
 import TributaryPipeline
 
-/// A message read from or written to JetStream, as plain Swift values.
-///
-/// ```swift
-/// let message = NATSMessage(subject: "tributary.Post", data: Array("{}".utf8), headers: ["Nats-Msg-Id": "id-1"])
-/// ```
-public struct NATSMessage: Sendable, Equatable {
-    /// The subject.
-    public var subject: String
-    /// The payload.
-    public var data: [UInt8]
-    /// The headers (one value per key).
-    public var headers: [String: String]
-    /// The stream sequence (0 for a message not read from a stream).
-    public var sequence: UInt64
-
-    /// A message.
-    public init(subject: String, data: [UInt8], headers: [String: String] = [:], sequence: UInt64 = 0) {
-        self.subject = subject
-        self.data = data
-        self.headers = headers
-        self.sequence = sequence
-    }
-}
-
-/// A JetStream stream's configuration, as far as Tributary sets it.
-///
-/// ```swift
-/// let config = NATSStreamConfig(name: "TRIBUTARY", subjects: ["tributary.*"])
-/// ```
-public struct NATSStreamConfig: Sendable, Equatable {
-    /// How the stream retains messages.
-    public enum Retention: String, Sendable, CaseIterable {
-        /// Until the stream's limits (the default).
-        case limits
-        /// Until every consumer has acknowledged them.
-        case interest
-        /// Until one consumer has acknowledged them.
-        case workqueue
-    }
-
-    /// The stream's name.
-    public var name: String
-    /// The subjects it stores.
-    public var subjects: [String]
-    /// Its retention policy.
-    public var retention: Retention = .limits
-    /// Its replicas.
-    public var replicas = 1
-    /// The window in which JetStream drops a message whose `Nats-Msg-Id` it has seen, in seconds.
-    public var duplicateWindow: TimeInterval = 120
-
-    /// A configuration.
-    public init(name: String, subjects: [String], retention: Retention = .limits, replicas: Int = 1, duplicateWindow: TimeInterval = 120) {
-        self.name = name
-        self.subjects = subjects
-        self.retention = retention
-        self.replicas = replicas
-        self.duplicateWindow = duplicateWindow
-    }
-}
-
-/// A stream's configuration and state.
-///
-/// ```swift
-/// if let info = try connection.streamInfo("TRIBUTARY") { print(info.messages, info.lastSequence) }
-/// ```
-public struct NATSStreamInfo: Sendable, Equatable {
-    /// Its configuration.
-    public var config: NATSStreamConfig
-    /// Messages held.
-    public var messages: UInt64
-    /// The first sequence held.
-    public var firstSequence: UInt64
-    /// The last sequence stored.
-    public var lastSequence: UInt64
-}
-
-/// What a durable consumer has left.
-///
-/// ```swift
-/// let state = try subscription.state()
-/// if state.pending == 0 && state.ackPending == 0 { print("drained") }
-/// ```
-public struct NATSConsumerState: Sendable, Equatable {
-    /// Messages not yet delivered.
-    public var pending: UInt64
-    /// Messages delivered and not yet acknowledged.
-    public var ackPending: Int64
-}
-
-/// Counts the acknowledgments of asynchronous publishes, which nats.c reports on its own
-/// threads (so the counts are atomics).
-final class NATSAckCounter: Sendable {
-    let acknowledged = Atomic<Int>(0)
-    let duplicates = Atomic<Int>(0)
-    let failed = Atomic<Int>(0)
-    let lastError = Mutex<String?>(nil)
-}
-
 /// The one wrapper of nats.c (JetStream): a connection and its JetStream context, used by one
 /// owner at a time (not Sendable). Calls block for at most the connection's timeout. Failures
 /// reaching the server (refused, timeouts, no responders) are `sinkUnavailable`; errors the
@@ -418,7 +319,7 @@ public final class NATSConnection {
 
     // MARK: Helpers
 
-    fileprivate func check(_ status: natsStatus, _ what: String, code: jsErrCode = jsErrCode(0)) throws {
+    func check(_ status: natsStatus, _ what: String, code: jsErrCode = jsErrCode(0)) throws {
         guard status != NATS_OK else { return }
         var detail = Self.text(status)
         var last = NATS_OK
@@ -433,7 +334,7 @@ public final class NATSConnection {
         }
     }
 
-    fileprivate static func text(_ status: natsStatus) -> String { natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)" }
+    static func text(_ status: natsStatus) -> String { natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)" }
 
     private func makeMessage(_ message: NATSMessage) throws -> OpaquePointer? {
         var cMessage: OpaquePointer?
@@ -451,7 +352,7 @@ public final class NATSConnection {
         return cMessage
     }
 
-    fileprivate static func message(_ message: OpaquePointer?, sequence: UInt64) -> NATSMessage {
+    static func message(_ message: OpaquePointer?, sequence: UInt64) -> NATSMessage {
         let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
         let length = Int(natsMsg_GetDataLength(message))
         var data: [UInt8] = []
@@ -515,95 +416,4 @@ public final class NATSConnection {
             try body(&cConfig)
         }
     }
-}
-
-/// A message fetched through a pull consumer, acknowledged explicitly.
-///
-/// ```swift
-/// for message in try subscription.fetch(batch: 100, timeout: 1) { print(message.message.subject) }
-/// ```
-public final class NATSReceivedMessage {
-    private var handle: OpaquePointer?
-    private let owner: NATSConnection
-    /// The message.
-    public let message: NATSMessage
-
-    fileprivate init(handle: OpaquePointer?, owner: NATSConnection) {
-        self.handle = handle
-        self.owner = owner
-        var sequence: UInt64 = 0
-        var meta: UnsafeMutablePointer<jsMsgMetaData>?
-        if natsMsg_GetMetaData(&meta, handle) == NATS_OK, let meta {
-            sequence = meta.pointee.Sequence.Stream
-            jsMsgMetaData_Destroy(meta)
-        }
-        message = NATSConnection.message(handle, sequence: sequence)
-    }
-
-    deinit { natsMsg_Destroy(handle) }
-
-    /// Acknowledges this message; with `wait`, waits for the server to confirm (which
-    /// confirms the acknowledgments sent before it on the connection too).
-    ///
-    /// ```swift
-    /// try received.acknowledge()
-    /// ```
-    public func acknowledge(wait: Bool = true) throws {
-        if wait {
-            var code = jsErrCode(0)
-            try owner.check(natsMsg_AckSync(handle, nil, &code), "cannot acknowledge message \(message.sequence)", code: code)
-        } else {
-            try owner.check(natsMsg_Ack(handle, nil), "cannot acknowledge message \(message.sequence)")
-        }
-    }
-}
-
-/// A durable pull consumer's subscription.
-///
-/// ```swift
-/// let subscription = try connection.pullSubscribe(stream: "TRIBUTARY", subject: "tributary.*", durable: "replica", maximumAckPending: 500, ackWait: 3)
-/// let messages = try subscription.fetch(batch: 500, timeout: 1)
-/// ```
-public final class NATSPullSubscription {
-    private var subscription: OpaquePointer?
-    private let owner: NATSConnection
-
-    private let stream: String
-    private let consumer: String
-
-    fileprivate init(subscription: OpaquePointer?, owner: NATSConnection, stream: String, consumer: String) {
-        self.subscription = subscription
-        self.owner = owner
-        self.stream = stream
-        self.consumer = consumer
-    }
-
-    deinit { natsSubscription_Destroy(subscription) }
-
-    /// Fetches at most `batch` messages, waiting at most `timeout` seconds for the first; an
-    /// empty array when none came.
-    ///
-    /// ```swift
-    /// let messages = try subscription.fetch(batch: 100, timeout: 1)
-    /// ```
-    public func fetch(batch: Int, timeout: TimeInterval) throws -> [NATSReceivedMessage] {
-        var list = natsMsgList()
-        let status = natsSubscription_Fetch(&list, subscription, Int32(batch), Int64(saturating: timeout * 1000), nil)
-        if status == NATS_TIMEOUT { return [] }
-        try owner.check(status, "cannot fetch from the consumer")
-        var messages: [NATSReceivedMessage] = []
-        for i in 0..<Int(list.Count) {
-            messages.append(NATSReceivedMessage(handle: list.Msgs[i], owner: owner))
-            list.Msgs[i] = nil
-        }
-        natsMsgList_Destroy(&list)
-        return messages
-    }
-
-    /// The consumer's pending and unacknowledged counts.
-    ///
-    /// ```swift
-    /// let drained = try subscription.state().pending == 0
-    /// ```
-    public func state() throws -> NATSConsumerState { try owner.consumerState(stream: stream, consumer: consumer) }
 }

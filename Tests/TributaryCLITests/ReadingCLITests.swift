@@ -77,6 +77,10 @@ import Testing
         #expect(listed["token"] as? String == tokens[2])
         let rest = try CLI.run(["export", store, "--to", "-", "--consumer", "pipe"])
         #expect(rest.stdoutLines.count == 9, "the records of transactions 4 and 5")
+        // An end behind the consumer writes nothing and does not move it back.
+        let behind = try CLI.run(["export", store, "--to", "-", "--consumer", "pipe", "--through", tokens[1]])
+        #expect(behind.status == 0 && behind.stdout.isEmpty, "\(behind.stdout)\(behind.stderr)")
+        #expect(try json(try CLI.run(["consumers", store, "list", "--json"]).stdoutLines[0])["token"] as? String == tokens[4])
     }
 
     @Test func unknownEntitiesAndPropertiesAreNamed() throws {

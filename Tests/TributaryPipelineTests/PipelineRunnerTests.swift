@@ -18,7 +18,12 @@ import TributaryStreams
     func runner(_ yaml: String, store: PersistentStoreCoordinator, environment: [String: String] = [:], recorder: Recorder) throws -> PipelineRunner {
         let pipeline = try PipelineFixtures.pipeline(yaml, environment: environment)
         let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0, environment: environment) })
-        runner.report = { line in recorder.lines.withLock { $0.append(line) } }
+        runner.events = { event in   // what the service would log
+            switch event {
+            case .delivered, .recovered: return
+            default: recorder.lines.withLock { $0.append(event.description) }
+            }
+        }
         runner.sleep = { seconds in recorder.sleeps.withLock { $0.append(seconds) } }
         runner.random = { 1 }
         return runner
@@ -118,9 +123,10 @@ import TributaryStreams
             case .delivered(let sink, let records): text = "delivered \(records) to \(sink)"
             case .failed(let failure): text = "failed \(failure.attempt): \(failure.sink): \(failure.error.message)"
             case .recovered: text = "recovered"
-            case .storeBusy(let error, let attempt): text = "store busy \(attempt): \(error.message)"
+            default: text = event.description
             }
             events.withLock { $0.append(text) }
+            if case .failed = event { recorder.lines.withLock { $0.append(event.description) } }
         }
         try store.registerHistoryConsumer("test", startingAt: .oldest)
         #expect(try store.historySize(after: store.historyConsumer(named: "test").token).changes == 30)

@@ -307,7 +307,7 @@ enum RedisFixtures {
         let pipeline = try PipelineFixtures.pipeline(RedisFixtures.pipeline(name: "late", url: redis.url), environment: ["TRIBUTARY_STORE": dir.path("s.sqlite")])
         let runner = try PipelineRunner(pipeline: pipeline, coordinator: store, sinks: pipeline.sinks.map { PipelineRunner.makeSink($0) })
         let reports = Mutex<[String]>([])
-        runner.report = { line in reports.withLock { $0.append(line) } }
+        runner.events = { event in if case .failed = event { reports.withLock { $0.append(event.description) } } }
         let waits = Mutex(0)
         runner.sleep = { _ in
             if waits.withLock({ $0 += 1; return $0 }) == 2 { try redis.restart() }

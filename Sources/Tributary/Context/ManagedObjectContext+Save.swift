@@ -82,134 +82,13 @@ extension ManagedObjectContext {
         // Other contexts of this coordinator get the save directly: their watchers skip it.
         let marking = store.isHistoryTracked && store.description.remoteChangeNotificationPost ? persistentStoreCoordinator.localCommits : nil
         let (_, token) = try store.writeReturningToken(metadata, marking: marking) { db in
-            // 1. Optimistic locking: the rows' versions now.
-            var writes: [(ManagedObject, UInt64, Int64, [AttributeValue])] = []   // object, slots to write, version before, values after
-            var conflicts: [MergeConflict] = []
-            let versions = try currentVersions(of: updated + deleted, on: db)
-            for object in updated {
-                let columns = object.persistentChangedSlots
-                let storeVersion = versions[object.layout.index]?[object.id.primaryKey]
-                if storeVersion == object.version {
-                    if columns != 0 { writes.append((object, columns, object.version, object.values)) }
-                    continue
-                }
-                if storeVersion != nil && columns == 0 { continue }   // only relationships stored elsewhere changed
-                let storeValues = try storeVersion == nil ? nil : readRow(object.id.primaryKey, of: object.layout, on: db, storeID: store.identifier)
-                if policy == .error {
-                    conflicts.append(versionConflict(object, storeValues: storeValues, storeVersion: storeVersion ?? 0))
-                    continue
-                }
-                guard let storeValues, let storeVersion else {
-                    gone.append(object)
-                    continue
-                }
-                let (write, merged) = resolve(object, storeValues: storeValues, policy: policy)
-                if policy == .rollback { droppedLinks.insert(ObjectIdentifier(object)) }
-                if write == 0 {
-                    object.saveOutcome = Outcome(version: storeVersion, values: merged, key: object.id.primaryKey)
-                } else {
-                    writes.append((object, write, storeVersion, merged))
-                }
-            }
-            for object in deleted where policy == .error {
-                let storeVersion = versions[object.layout.index]?[object.id.primaryKey]
-                if storeVersion != object.version {
-                    let storeValues = try storeVersion == nil ? nil : readRow(object.id.primaryKey, of: object.layout, on: db, storeID: store.identifier)
-                    conflicts.append(versionConflict(object, storeValues: storeValues, storeVersion: storeVersion ?? 0))
-                }
-            }
-            if !conflicts.isEmpty { throw MergeConflictError(conflicts: conflicts) }
-
-            // 2. Inserts, each after the inserted objects it points to.
-            var keys: [Int64: Int64] = [:]   // temporary key -> row key
-            var pendingLinks: [(ManagedObject, Int, ObjectID)] = []
-            var visiting: Set<ObjectIdentifier> = []
-            var insertStatements: [Int: Statement] = [:]
-            func insert(_ object: ManagedObject) throws {
-                guard object.saveOutcome == nil, visiting.insert(ObjectIdentifier(object)).inserted else { return }
-                let layout = object.layout
-                for slot in layout.attributeCount..<layout.slotNames.count {
-                    if case .objectID(let target) = object.values[slot], target.isTemporaryID, keys[target.primaryKey] == nil,
-                       let targetObject = registry[try self.layout(target.entityName).index][target.primaryKey], targetObject.isInsertedState {
-                        try insert(targetObject)
-                    }
-                }
-                let statement: Statement
-                if let cached = insertStatements[layout.index] {
-                    statement = cached
-                } else {
-                    statement = try db.cachedStatement(layout.insertSQL)
-                    insertStatements[layout.index] = statement
-                }
-                for (position, slot) in layout.writableSlots.enumerated() {
-                    var value = object.values[slot]
-                    if case .objectID(let target) = value, target.isTemporaryID {
-                        if let key = keys[target.primaryKey] { value = .integer(key) } else { value = .null; pendingLinks.append((object, slot, target)) }
-                    }
-                    try statement.bind(value, at: Int32(position + 1))
-                }
-                db.lastInsertRowID = 0
-                do {
-                    try statement.run()
-                    statement.rewind()
-                    let key = db.lastInsertRowID
-                    keys[object.id.primaryKey] = key
-                    object.saveOutcome = Outcome(version: 1, values: object.values, key: key)
-                } catch let error as SQLiteError where error.extendedCode == SQLiteError.constraintUnique {
-                    statement.reset()
-                    let outcome = try resolveUniqueConflict(object, policy: policy, keys: keys, on: db, storeID: store.identifier)
-                    keys[object.id.primaryKey] = outcome.key
-                    object.saveOutcome = outcome
-                }
-            }
-            for object in inserted { try insert(object) }
-            for (object, slot, target) in pendingLinks {
-                guard let key = keys[object.id.primaryKey], let targetKey = keys[target.primaryKey] else { continue }
-                try db.execute("UPDATE \(quote(object.layout.name)) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \(object.layout.table.key) = ?", [.integer(targetKey), .integer(key)])
-            }
-
-            // 3. Updates.
-            for (object, mask, version, values) in writes {
-                let layout = object.layout
-                let statement = try db.cachedStatement(layout.updateSQL(mask: mask))
-                var index: Int32 = 1
-                for slot in 0..<layout.slotNames.count where mask & (1 << UInt64(slot)) != 0 {
-                    try statement.bind(resolved(values[slot], keys), at: index)
-                    index += 1
-                }
-                try statement.bind(.integer(object.id.primaryKey), at: index)
-                do {
-                    try statement.run()
-                } catch let error as SQLiteError {
-                    throw UniqueViolation.translate(error, table: layout.table, place: object.id.uriRepresentation)
-                }
-                object.saveOutcome = Outcome(version: version + 1, values: values, key: object.id.primaryKey)
-            }
-
-            // 4. Join-table rows, written from the side that owns the table.
-            for object in objects where !object.isDeletedState && !droppedLinks.contains(ObjectIdentifier(object)) {
-                let source = object.isInsertedState ? keys[object.id.primaryKey] : object.id.primaryKey
-                guard let source else { continue }
-                for (link, state) in object.linkStates.enumerated() {
-                    guard let state, state.hasChanges,
-                          case .joinTable(let table, "src", "dst") = object.layout.table.storage[object.layout.links[link].name]! else { continue }
-                    for target in state.added.sorted() {
-                        guard let key = target.isTemporaryID ? keys[target.primaryKey] : target.primaryKey else { continue }
-                        try db.execute("INSERT OR IGNORE INTO \(quote(table)) (\"src\", \"dst\") VALUES (?, ?)", [.integer(source), .integer(key)])
-                    }
-                    for target in state.removed.sorted() where !target.isTemporaryID {
-                        try db.execute("DELETE FROM \(quote(table)) WHERE \"src\" = ? AND \"dst\" = ?", [.integer(source), .integer(target.primaryKey)])
-                    }
-                }
-            }
-
-            // 5. Deletes, with the store applying delete rules to rows this context never loaded.
-            var deleter = BatchDeleter(schema: store.schema)
-            var byEntity: [String: [Int64]] = [:]
-            for object in deleted { byEntity[object.layout.name, default: []].append(object.id.primaryKey) }
-            deleter.planned = byEntity.mapValues(Set.init)
-            for (entity, keys) in byEntity.sorted(by: { $0.key < $1.key }) { try deleter.delete(keys, of: entity, on: db) }
-            deletedKeys = deleter.deleted
+            let checked = try checkVersions(updated: updated, deleted: deleted, policy: policy, on: db, store: store)       // 1.
+            gone = checked.gone
+            droppedLinks = checked.droppedLinks
+            let keys = try insertObjects(inserted, policy: policy, on: db, store: store)                                    // 2.
+            try writeUpdates(checked.writes, keys: keys, on: db)                                                             // 3.
+            try writeJoinRows(of: objects, except: droppedLinks, keys: keys, on: db)                                         // 4.
+            deletedKeys = try deleteObjects(deleted, on: db, store: store)                                                   // 5.
         }
         var notification = finishStoreSave(objects: objects, gone: gone, deletedKeys: deletedKeys, store: store)
         notification.historyToken = token.map { PersistentHistoryToken(value: $0, storeID: store.identifier) }
@@ -320,7 +199,7 @@ extension ManagedObjectContext {
     }
 
     /// The versions of `objects`' rows now, by entity index and key (missing rows absent).
-    private func currentVersions(of objects: [ManagedObject], on db: Connection) throws -> [Int: [Int64: Int64]] {
+    func currentVersions(of objects: [ManagedObject], on db: Connection) throws -> [Int: [Int64: Int64]] {
         var byEntity: [Int: [ManagedObject]] = [:]
         for object in objects { byEntity[object.layout.index, default: []].append(object) }
         var result: [Int: [Int64: Int64]] = [:]
@@ -346,7 +225,7 @@ extension ManagedObjectContext {
     }
 
     /// The slots to write and the values the object ends with, for a version conflict under `policy`.
-    private func resolve(_ object: ManagedObject, storeValues: [AttributeValue], policy: MergePolicy) -> (UInt64, [AttributeValue]) {
+    func resolve(_ object: ManagedObject, storeValues: [AttributeValue], policy: MergePolicy) -> (UInt64, [AttributeValue]) {
         let changed = object.persistentChangedSlots
         var write: UInt64 = 0
         var merged = storeValues
@@ -369,7 +248,7 @@ extension ManagedObjectContext {
         return (write, merged)
     }
 
-    private func versionConflict(_ object: ManagedObject, storeValues: [AttributeValue]?, storeVersion: Int64) -> MergeConflict {
+    func versionConflict(_ object: ManagedObject, storeValues: [AttributeValue]?, storeVersion: Int64) -> MergeConflict {
         let names = object.layout.slotNames
         func dictionary(_ values: [AttributeValue]) -> [String: AttributeValue] { Dictionary(uniqueKeysWithValues: zip(names, values)) }
         return MergeConflict(kind: .version, objectID: object.id, objectValues: dictionary(object.values),
@@ -378,7 +257,7 @@ extension ManagedObjectContext {
     }
 
     /// A new object whose unique values match an existing row: per `policy`, fail, merge onto the row, or take the row's values.
-    private func resolveUniqueConflict(_ object: ManagedObject, policy: MergePolicy, keys: [Int64: Int64], on db: Connection, storeID: UUID) throws -> Outcome {
+    func resolveUniqueConflict(_ object: ManagedObject, policy: MergePolicy, keys: [Int64: Int64], on db: Connection, storeID: UUID) throws -> Outcome {
         let layout = object.layout
         for constraint in layout.entity.uniquenessConstraints {
             let slots = constraint.compactMap { layout.slotIndex[$0] }
@@ -424,7 +303,7 @@ extension ManagedObjectContext {
     }
 
     /// A value with temporary object IDs replaced by the keys given in this save.
-    private func resolved(_ value: AttributeValue, _ keys: [Int64: Int64]) -> AttributeValue {
+    func resolved(_ value: AttributeValue, _ keys: [Int64: Int64]) -> AttributeValue {
         if case .objectID(let id) = value, id.isTemporaryID { return keys[id.primaryKey].map { .integer($0) } ?? .null }
         return value
     }

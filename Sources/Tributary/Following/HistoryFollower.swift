@@ -127,7 +127,8 @@ package struct HistoryFollower: Sendable {
     }
 
     /// Commits the consumer through `token`, once everything through it was delivered
-    /// (nothing without a consumer). A position is never moved back.
+    /// (nothing without a consumer). The consumer takes `token` as it is: a caller commits
+    /// forward only, keeping what it committed (a position is never moved back).
     package func commit(through token: Int64) throws {
         guard let consumerName, token > 0 else { return }
         try coordinator.commitHistoryConsumer(consumerName, through: PersistentHistoryToken(value: token, storeID: storeID))

@@ -42,7 +42,7 @@ struct StandardOutputExport {
                 drain(force: false)
             }
             drain(force: true)
-            try follower.commit(through: head.value)
+            try follower.commit(through: max(after, head.value))   // never back, when --through is behind the consumer
             guard follow, options.filter.through == nil else { return }
             after = head.value
             do {

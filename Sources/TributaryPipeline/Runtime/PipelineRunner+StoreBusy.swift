@@ -13,8 +13,6 @@ extension PipelineRunner {
     func storeStayedLocked(_ error: TributaryError, attempt: Int, since: Date) async throws {
         if let giveUpAfter, now().timeIntervalSince(since) >= giveUpAfter { throw error }
         events(.storeBusy(error: error, attempt: attempt))
-        report("pipeline \(pipeline.name): \(error.message); trying again (attempt \(attempt))")
-        logger.warning("the source store stayed locked: \(error.message)", metadata: ["attempt": "\(attempt)"])
         try await sleep(Self.storeBusyBackoff.seconds(attempt: attempt, random: random()))
     }
 }

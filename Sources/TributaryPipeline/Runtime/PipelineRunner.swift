@@ -60,8 +60,6 @@ public final class PipelineRunner {
     public var sleep: @Sendable (TimeInterval) async throws -> Void = { try await Task.sleep(for: .milliseconds(Int64(saturating: $0 * 1000))) }
     /// Random numbers in 0...1 for the backoff's jitter.
     public var random: @Sendable () -> Double = { Double.random(in: 0...1) }
-    /// Told of each failed attempt and each dead-lettered batch (the CLI prints to standard error).
-    public var report: @Sendable (String) -> Void = { _ in }
     /// Told of deliveries, failures to retry and recoveries, as values (see ``Event``).
     public var events: @Sendable (Event) -> Void = { _ in }
     /// Asked before each retry wait: true cuts the retries short so the pipeline can stop.
@@ -359,12 +357,10 @@ public final class PipelineRunner {
                 let transient = failure.code != .sinkRejected
                 let retries = pipeline.retry.maximumAttempts
                 let exhausted = retries > 0 && attempt >= retries
-                report("pipeline \(pipeline.name): sink \(state.sink.name): attempt \(attempt) failed: \(failure.message)")
-                logger.warning("delivery failed: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "attempt": "\(attempt)", "records": "\(chunk.count)"])
+                reportFailure(Failure(sink: state.sink.name, error: failure, attempt: attempt, step: .delivery, records: chunk.count))
                 if failure.code == .pipelineStopped { throw failure }   // the sink says retrying cannot help
                 if (transient || state.onError == .retry) && !exhausted {
                     try giveUpIfDue(state.sink.name, failure)
-                    reportFailure(Failure(sink: state.sink.name, error: failure, attempt: attempt))
                     metrics.retried(sink: index)
                     try? updateLag()   // commits keep arriving while the sink is away: the lag shows it
                     if shouldStop() { throw Interrupted() }
@@ -374,9 +370,8 @@ public final class PipelineRunner {
                 }
                 if state.onError == .deadLetter, let letters = state.deadLetters {
                     try letters.write(chunk, sink: state.sink.name, error: failure)
-                    report("pipeline \(pipeline.name): sink \(state.sink.name): \(chunk.count) records written to the dead letters")
+                    events(.deadLettered(sink: state.sink.name, records: chunk.count, error: failure))
                     metrics.deadLettered(sink: index, records: chunk.count)
-                    logger.error("records written to the dead letters: \(failure.message)", metadata: ["sink": "\(state.sink.name)", "records": "\(chunk.count)"])
                     return false
                 }
                 throw TributaryError(.pipelineStopped, "sink \(state.sink.name) failed\(exhausted ? " after \(attempt) attempts" : ""): \(failure.message)",
@@ -466,9 +461,7 @@ public final class PipelineRunner {
             } catch let error as TributaryError where error.code == .sinkUnavailable {
                 try giveUpIfDue(sink.name, error)
                 attempt += 1
-                reportFailure(Failure(sink: sink.name, error: error, attempt: attempt))
-                report("pipeline \(pipeline.name): sink \(sink.name): open attempt \(attempt) failed: \(error.message)")
-                logger.warning("open failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
+                reportFailure(Failure(sink: sink.name, error: error, attempt: attempt, step: .open))
                 metrics.retried(sink: index)
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
                 try? updateLag()
@@ -492,9 +485,7 @@ public final class PipelineRunner {
             } catch let error as TributaryError where error.code == .sinkUnavailable {
                 try giveUpIfDue(sink.name, error)
                 attempt += 1
-                reportFailure(Failure(sink: sink.name, error: error, attempt: attempt))
-                report("pipeline \(pipeline.name): sink \(sink.name): checkpoint attempt \(attempt) failed: \(error.message)")
-                logger.warning("checkpoint failed: \(error.message)", metadata: ["sink": "\(sink.name)", "attempt": "\(attempt)"])
+                reportFailure(Failure(sink: sink.name, error: error, attempt: attempt, step: .checkpoint))
                 if shouldStop() || (pipeline.retry.maximumAttempts > 0 && attempt >= pipeline.retry.maximumAttempts) { throw error }
                 try? updateLag()
                 try await sleep(retryBackoff.seconds(attempt: attempt, random: random()))

@@ -54,24 +54,23 @@ public final class PipelineService: Service, @unchecked Sendable {
     /// the others stop too (they checkpoint and close), except with `once`, where they finish
     /// their work; the first failure is thrown.
     public func run(once: Bool) async throws {
-        for runner in runners {
-            if let warning = try runner.registerConsumer() {
-                runner.report(warning)
-                runner.logger.warning("\(warning)")
+        let statuses = runners.map { PipelineStatusWriter(board: board, runner: $0) }
+        for (runner, status) in zip(runners, statuses) {
+            let reported = runner.events
+            let logger = runner.logger
+            runner.events = { event in
+                reported(event)
+                status.record(event)
+                event.log(to: logger)   // the service logs; the runner only reports
             }
+        }
+        for runner in runners {
+            if let warning = try runner.registerConsumer() { runner.events(.warning(warning)) }
         }
         let consumers = runners.map { ($0.coordinator, $0.pipeline.source.consumer) }
         let pruneAllowed: @Sendable () -> Bool = { consumers.allSatisfy { (try? $0.0.historyConsumer(named: $0.1)) != nil } }
         for runner in runners { runner.pruneAllowed = pruneAllowed }
-        let statuses = runners.map { PipelineStatusWriter(board: board, runner: $0) }
-        for (runner, status) in zip(runners, statuses) {
-            let reported = runner.events
-            runner.events = { event in
-                reported(event)
-                status.record(event)
-            }
-            status.set(.running)
-        }
+        for status in statuses { status.set(.running) }
         let heartbeat = board.map { board in
             Task {
                 while (try? await Task.sleep(for: PipelineStatusBoard.heartbeatInterval)) != nil {

@@ -7,9 +7,9 @@ import Tributary
 /// ```swift
 /// try DurableFile.write(data, to: directory.appendingPathComponent("manifest.json"))
 /// ```
-public enum DurableFile {
+package enum DurableFile {
     /// Replaces `url` with `data` atomically and durably.
-    public static func write(_ data: Data, to url: URL) throws {
+    package static func write(_ data: Data, to url: URL) throws {
         let temporary = url.appendingPathExtension("tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw failure("cannot create", temporary) }
@@ -33,13 +33,13 @@ public enum DurableFile {
     }
 
     /// Renames `from` to `to` and fsyncs the directory.
-    public static func rename(_ from: URL, to: URL) throws {
+    package static func rename(_ from: URL, to: URL) throws {
         guard Foundation.rename(from.path, to.path) == 0 else { throw failure("cannot rename to \(to.lastPathComponent)", from) }
         try syncDirectory(to.deletingLastPathComponent())
     }
 
     /// Fsyncs a directory, making renames and removals in it durable.
-    public static func syncDirectory(_ directory: URL) throws {
+    package static func syncDirectory(_ directory: URL) throws {
         let fd = open(directory.path, O_RDONLY)
         guard fd >= 0 else { throw failure("cannot open", directory) }
         defer { close(fd) }

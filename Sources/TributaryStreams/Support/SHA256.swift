@@ -6,7 +6,7 @@
 /// hash.update(Array("abc".utf8))
 /// print(hash.finalize())   // ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
 /// ```
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -24,17 +24,17 @@ public struct SHA256: Sendable {
     private var length: UInt64 = 0
 
     /// A hash of nothing yet.
-    public init() { pending.reserveCapacity(64) }
+    package init() { pending.reserveCapacity(64) }
 
     /// The hex digest of `bytes`.
-    public static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    package static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var hash = SHA256()
         hash.update(bytes)
         return hash.finalize()
     }
 
     /// Adds `bytes` to the message.
-    public mutating func update<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+    package mutating func update<C: Collection>(_ bytes: C) where C.Element == UInt8 {
         // Contiguous bytes (arrays, the usual case) are hashed in place, block by block.
         if bytes.withContiguousStorageIfAvailable({ update(contiguous: $0) }) != nil { return }
         Array(bytes).withUnsafeBufferPointer { update(contiguous: $0) }
@@ -58,7 +58,7 @@ public struct SHA256: Sendable {
     }
 
     /// The digest as 64 lowercase hex digits.
-    public mutating func finalize() -> String {
+    package mutating func finalize() -> String {
         let bits = length &* 8
         var tail = pending
         tail.append(0x80)
