@@ -370,7 +370,7 @@ struct BatchInserter {
 /// Turns SQLite's unique-constraint failures into errors naming the entity and attributes.
 enum UniqueViolation {
     static func translate(_ error: SQLiteError, table: StoreSchema.Table, place: String) -> Error {
-        guard error.extendedCode == SQLiteError.constraintUnique || error.extendedCode == SQLiteError.constraintPrimaryKey else { return error }
+        guard error.code == .constraintUnique || error.code == .constraintPrimaryKey else { return error }
         // SQLite says "UNIQUE constraint failed: Post.externalID, Post.title".
         let columns = error.message.components(separatedBy: ": ").last?
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).split(separator: ".").last.map(String.init) ?? "" } ?? []

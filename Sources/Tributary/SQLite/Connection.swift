@@ -184,6 +184,6 @@ package final class Connection: @unchecked Sendable {
 
 extension SQLiteError {
     func withCode(fallback: Int32) -> SQLiteError {
-        extendedCode == SQLITE_OK ? SQLiteError(code: fallback, message: message, sql: sql, arguments: arguments) : self
+        code.rawValue == SQLITE_OK ? SQLiteError(code: fallback, message: message, sql: sql, arguments: arguments) : self
     }
 }

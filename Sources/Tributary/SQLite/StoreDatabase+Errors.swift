@@ -6,21 +6,21 @@ extension StoreDatabase {
     /// are returned as they are.
     static func translate(_ error: SQLiteError, path: String, timeout: TimeInterval) -> Error {
         switch error.primaryCode {
-        case SQLiteError.busy, SQLiteError.locked:
+        case .busy, .locked:
             return TributaryError(.storeLocked, "the store stayed locked by another connection for \(timeout) s", location: path,
                                   hint: "wait for the other writer to finish, or raise the busy timeout")
-        case SQLiteError.notADatabase:
+        case .notADatabase:
             return TributaryError(.notAStore, "not a SQLite database", location: path, hint: "give the path of a store made by tributary init")
-        case SQLiteError.corrupt:
+        case .corrupt:
             return TributaryError(.notAStore, "the store's file is damaged (SQLite: \(error.message))", location: path,
                                   hint: "restore it from a backup, or replay a stream of it into a new store")
-        case SQLiteError.full:
+        case .full:
             return TributaryError(.io, "the disk is full; nothing was written", location: path, hint: "free space on its file system and run the command again")
-        case SQLiteError.cantOpen, SQLiteError.ioError:
+        case .cantOpen, .ioError:
             return fileProblem(path) ?? unwritableDirectory(path)
                 ?? TributaryError(.io, "cannot read or write the store (SQLite: \(error.message))", location: path,
                                   hint: "check that the file and its directory exist and that this user can write them")
-        case SQLiteError.readOnly:
+        case .readOnly:
             if let problem = fileProblem(path), problem.code == .readOnly { return problem }
             if access(path, W_OK) == 0, let problem = unwritableDirectory(path) { return problem }
             return TributaryError(.readOnly, "the store's file is read-only", location: path, hint: "check the file's permissions")
