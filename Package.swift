@@ -139,7 +139,7 @@ let package = Package(
         .executableTarget(name: "soak-writer", dependencies: ["Tributary"], path: "Tests/SoakWriter"),
         .testTarget(
             name: "TributaryTests",
-            dependencies: ["Tributary", "CSQLite", "TributaryTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Tributary", "TributaryTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "TributaryStreamsTests",

@@ -39,3 +39,12 @@ static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {
     *frames = *(const volatile unsigned int *)((const volatile unsigned char *)region + 16);
     return SQLITE_OK;
 }
+
+// sqlite3_config is variadic too. Memory statistics make every allocation SQLite makes
+// take a process-wide mutex: once a process has a second thread, each of those is an
+// atomic operation, a few percent of a history-recording insert. Tributary reads no
+// memory statistics. Takes effect only before SQLite is initialized; returns SQLITE_OK
+// or SQLITE_MISUSE (already initialized: the setting stays as it is).
+static inline int tributary_config_memstatus(int on) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, on);
+}

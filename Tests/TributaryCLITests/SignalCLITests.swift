@@ -6,7 +6,7 @@ import TributaryTestSupport
 /// --follow` and `run` (RunStatusCLITests): the batch in hand is applied and acknowledged,
 /// the summary is printed, the exit status is 0, and nothing is lost or applied twice: a
 /// replay started afterwards applies only what was published since.
-@Suite struct SignalCLITests {
+@Suite(.tags(.servers)) struct SignalCLITests {
     let scratch = Scratch()
 
     @Test func replayFollowEndsTheSameWayOnSIGINTAndSIGTERMWithNothingLost() async throws {

@@ -4,7 +4,7 @@ import TributaryTestSupport
 
 /// The test harness's servers start on loopback, answer their own protocol, survive a kill
 /// and restart on the same port, and go away when stopped.
-@Suite struct LocalServerTests {
+@Suite(.tags(.servers)) struct LocalServerTests {
     /// Sends `request` (nothing when empty) and returns the first bytes the server answers.
     private func exchange(_ port: Int, _ request: String?) throws -> String {
         try #require(FreePort.request(request ?? "", to: port))

@@ -8,7 +8,7 @@ import TributaryNATSSink
 /// Two stores publish with the shipped nats-fanout.yml to one server and stream (its subject
 /// holds `{store}`); a replica copies one of them: the one chosen with `--store`, or the first
 /// seen, refusing the other with one line instead of merging them by primary key (issue 18).
-@Suite(.serialized, .timeLimit(.minutes(10))) struct NATSReplicaStoreTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct NATSReplicaStoreTests {
     static func count(_ store: String) throws -> String {
         try TributaryProcess.run(["count", store, "--entity", "Post"]).stdout
     }

@@ -10,7 +10,7 @@ import TributaryNATSSink
 /// nats-server: killed with SIGKILL at random points and restarted while the source keeps
 /// publishing, the replica ends equal to the source; without --follow it drains and exits;
 /// with --follow SIGTERM ends it with status 0.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct NATSReplicatorTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct NATSReplicatorTests {
     /// Every row, with its primary key, in a stable order (derived `now()` attributes left out).
     static func dump(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
         guard let model = coordinator.managedObjectModel else { return [] }

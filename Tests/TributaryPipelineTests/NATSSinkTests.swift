@@ -15,7 +15,7 @@ import TributaryNATSSink
 /// run` of pipelines/nats-fanout.yml killed at random points and restarted (once after the
 /// duplicate window has passed) leaves each change in the stream exactly once; a server
 /// stopped during a run is retried, with the lag in the metrics, and caught up when it returns.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct NATSSinkTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct NATSSinkTests {
     /// Every message of `stream`, in stream order, read through a new durable consumer.
     static func messages(_ url: String, stream: String) throws -> [NATSMessage] {
         let connection = try NATSConnection(url: url, sink: "audit")

@@ -98,7 +98,7 @@ enum PostgresMirror {
 }
 
 /// The PostgreSQL sink against a real server: the shared sink suite, settings, and refused records under each `on_error`.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct PostgresSinkTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct PostgresSinkTests {
     static func settings(_ server: LocalServer, schema: String, createTables: Bool = true) throws -> PostgresSinkSettings {
         PostgresSinkSettings(endpoint: try PostgresEndpoint(parsing: server.url), schema: schema, createTables: createTables)
     }

@@ -11,7 +11,7 @@ import TributaryPostgresSink
 /// equal to the store's; a `tributary run` killed with SIGKILL at random points and restarted
 /// applies nothing twice; a server killed during a run is retried, with the lag in the
 /// metrics, and caught up once it returns.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct PostgresSinkWorkloadTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct PostgresSinkWorkloadTests {
     static func pipeline(name: String, snapshot: Bool = false, batchSize: Int = 1_000, records: Int = 10_000) -> String {
         """
         name: \(name)

@@ -8,7 +8,7 @@ import TributaryTestSupport
 
 /// The `type: redis` settings: the example pipeline reads, bad settings fail with one line
 /// naming file, line and key, and the password comes from the environment or a file (AUTH).
-@Suite struct RedisSinkSettingsTests {
+@Suite(.tags(.servers)) struct RedisSinkSettingsTests {
     @Test func theExamplePipelineReads() throws {
         let url = PipelineFixtures.repositoryRoot.appendingPathComponent("pipelines/redis-cache.yml")
         let pipeline = try PipelineFile(contentsOf: url, environment: ["REDIS_URL": "redis://10.0.0.5:6380/3", "TRIBUTARY_STORE": "blog.sqlite"], sinks: PipelineFixtures.sinks)

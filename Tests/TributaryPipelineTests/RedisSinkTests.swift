@@ -81,7 +81,7 @@ enum RedisFixtures {
 /// The Redis sink against a real redis-server: the shared suite (hash and JSON), the
 /// compare-and-set against older redeliveries and deletes, a 100,000-change workload, a
 /// `tributary run` killed at random points, and a server killed and restarted during a run.
-@Suite(.serialized) struct RedisSinkTests {
+@Suite(.serialized, .tags(.servers)) struct RedisSinkTests {
     @Test(arguments: [RedisSinkSettings.Format.hash, .json])
     func sharedSinkSuite(format: RedisSinkSettings.Format) async throws {
         let redis = try RedisServer.start()

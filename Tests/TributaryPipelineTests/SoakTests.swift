@@ -13,7 +13,7 @@ import TributaryTestSupport
 /// It runs when TRIBUTARY_SOAK_SECONDS is set: `make test` runs it on its own after the rest of
 /// the suite (its load would slow the timing-sensitive tests running beside it), `make soak`
 /// for ten minutes; a plain `swift test` leaves it out.
-@Suite(.serialized) struct SoakTests {
+@Suite(.serialized, .tags(.servers)) struct SoakTests {
     @Test(.enabled(if: Soak.isRequested, "set TRIBUTARY_SOAK_SECONDS (make test: 60, make soak: 600)"), .timeLimit(.minutes(45)))
     func writersFollowersAndAPipelineUnderKillsDeliverEveryTransactionOnce() throws {
         let soak = try Soak(seconds: Soak.seconds)

@@ -1,4 +1,8 @@
+import CSQLiteBench
 import Foundation
+
+// Every side of every ratio with the setting Tributary makes at its first open.
+_ = bench_config_memstatus(0)
 
 /// `TributaryBenchmarks [name-prefix…]`: runs the measurements whose names start with
 /// one of the prefixes (all when none), printing one JSON line each.

@@ -54,8 +54,14 @@ package final class Connection: @unchecked Sendable {
     /// Logs statements when SQL debugging is on; kept alive for SQLite's callback.
     private var tracer: SQLTracer?
 
+    /// SQLite's process-wide settings, made once before the first connection opens:
+    /// memory statistics off (``tributary_config_memstatus``). A program that used SQLite
+    /// before keeps its own settings.
+    static let processSettings: Int32 = tributary_config_memstatus(0)
+
     package init(path: String, options: ConnectionOptions) throws {
         try ConnectionOptions.checkBusyTimeout(options.busyTimeout, place: path)
+        _ = Self.processSettings
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }

@@ -1,6 +1,5 @@
 import Foundation
 import Tributary
-import TributaryStreams
 
 /// A stream directory written through `SegmentWriter` and `StreamManifest`, as
 /// `tributary export` writes it, for the segments sink and the dead letters: lines go into
