@@ -68,9 +68,10 @@ struct CaptureCheck {
     /// `tables` (entities of the model) are its entities.
     private func recordGap(_ tables: [String], _ line: String, on db: Connection) throws {
         Self.gaps.increment()
-        let source = try HistoryRecorder.sourceID(author: nil, contextName: line, processID: Self.gapSource.0, processName: Self.gapSource.1, on: db)
+        let source = HistorySource(author: nil, contextName: line, processID: Self.gapSource.0, processName: Self.gapSource.1)
         let payload = try HistoryPayload.finish(body: [], count: 0, names: NameTable())
-        _ = try HistoryRecorder.insertTransaction(payload: payload, count: 0, entities: tables, sourceID: source, timestamp: Date(), on: db)
+        let row = HistoryRecorder.HistoryRow(payload: payload, count: 0, entities: tables, source: source)
+        _ = try HistoryRecorder.insertTransaction(row, sourceID: try HistoryRecorder.sourceID(source, on: db), on: db)
     }
 
     private static func schemaVersion(on db: Connection) throws -> Int64 {

@@ -211,12 +211,13 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let groups = try boundaries(state: state, through: newest, on: db)
         let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
         let changes = try fold.changes(of: rows, in: groups, on: db)
-        var sources: [Bool: Int64] = [:]
+        var sourceIDs: [Bool: Int64] = [:]
         for (group, changes) in zip(groups, changes) where !changes.isEmpty {
             let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
-            let source = try sources[group.exact] ?? HistoryRecorder.sourceID(author: nil, contextName: nil, processID: processID, processName: processName, on: db)
-            sources[group.exact] = source
-            try Self.record(changes, source: source, on: db)
+            let source = HistorySource(author: nil, contextName: nil, processID: processID, processName: processName)
+            let id = try sourceIDs[group.exact] ?? HistoryRecorder.sourceID(source, on: db)
+            sourceIDs[group.exact] = id
+            try Self.record(changes, source: source, sourceID: id, on: db)
         }
         try db.execute("DELETE FROM \(CaptureLog.table) WHERE seq <= ?", [.integer(newest)])
         try db.execute("INSERT INTO \(CaptureLog.table) (seq, t) VALUES (?, 0)", [.integer(newest)])
@@ -269,7 +270,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         }
     }
 
-    private static func record(_ changes: [RecordedChange], source: Int64, on db: Connection) throws {
+    private static func record(_ changes: [RecordedChange], source: HistorySource, sourceID: Int64, on db: Connection) throws {
         var body = ByteWriter()
         var names = NameTable()
         var entities: [String] = []
@@ -278,7 +279,8 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             if !entities.contains(change.entity) { entities.append(change.entity) }
         }
         let payload = try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names)
-        _ = try HistoryRecorder.insertTransaction(payload: payload, count: changes.count, entities: entities, sourceID: source, timestamp: Date(), on: db)
+        let row = HistoryRecorder.HistoryRow(payload: payload, count: changes.count, entities: entities, source: source)
+        _ = try HistoryRecorder.insertTransaction(row, sourceID: sourceID, on: db)
     }
 
     // MARK: Pages

@@ -1,9 +1,9 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// The request's history metadata, with the context's author and name where it gives none.
+    /// The request's history metadata, with the context's author, name and reason where it gives none.
     func stamped(_ metadata: TransactionMetadata) -> TransactionMetadata {
-        withLock { TransactionMetadata(author: metadata.author ?? authorValue, contextName: metadata.contextName ?? nameValue) }
+        withLock { TransactionMetadata(author: metadata.author ?? authorValue, contextName: metadata.contextName ?? nameValue, reason: metadata.reason ?? reasonValue) }
     }
 
     /// Runs a batch insert through the context's coordinator, recording the context's

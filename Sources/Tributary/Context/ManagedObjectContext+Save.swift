@@ -71,7 +71,7 @@ extension ManagedObjectContext {
         let deleted = objects.filter { $0.isDeletedState && !$0.isInsertedState }
         let updated = objects.filter { !$0.isInsertedState && !$0.isDeletedState && $0.hasLocalChanges }
         let policy = mergePolicyValue
-        let metadata = TransactionMetadata(author: authorValue, contextName: nameValue)
+        let metadata = TransactionMetadata(author: authorValue, contextName: nameValue, reason: reasonValue)
 
         // Each object's outcome lives on the object until the save is applied (or fails).
         defer { for object in objects { object.saveOutcome = nil } }

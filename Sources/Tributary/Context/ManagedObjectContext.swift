@@ -42,6 +42,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // Settings (guarded by `lock`).
     var nameValue: String?
     var authorValue: String?
+    var reasonValue: String?
     var mergePolicyValue = MergePolicy.error
     /// Atomic, not under `lock`: other contexts read it while holding their own lock.
     let autoMergeValue = Atomic<Bool>(false)
@@ -112,6 +113,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var transactionAuthor: String? {
         get { withLock { authorValue } }
         set { withLock { authorValue = newValue } }
+    }
+
+    /// Why the context saves, recorded with each save's history (``TransactionMetadata/reason``);
+    /// it stays until changed, as ``transactionAuthor`` does.
+    ///
+    /// ```swift
+    /// context.transactionReason = "ticket 4211: merge duplicate accounts"
+    /// try context.save()
+    /// ```
+    public var transactionReason: String? {
+        get { withLock { reasonValue } }
+        set { withLock { reasonValue = newValue } }
     }
 
     /// How a save resolves conflicts with newer store values and unique constraints (``MergePolicy/error`` by default).

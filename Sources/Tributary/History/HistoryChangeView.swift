@@ -24,6 +24,8 @@ public struct HistoryChangeView {
     public let author: String?
     /// The transaction's context name.
     public let contextName: String?
+    /// Why the transaction was made (``TransactionMetadata/reason``).
+    public let reason: String?
     /// The change's index in its transaction.
     public let index: Int
     /// Insert, update or delete.

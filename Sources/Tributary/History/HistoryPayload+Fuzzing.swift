@@ -35,7 +35,7 @@ import Foundation
             let offset = reader.offset
             try HistoryPayload.skipProperties(&reader, count: propertyCount)
             let view = HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: propertyCount, storeID: storeID,
-                                         token: token, timestamp: Date(timeIntervalSince1970: 0), author: nil, contextName: nil,
+                                         token: token, timestamp: Date(timeIntervalSince1970: 0), author: nil, contextName: nil, reason: nil,
                                          index: index, changeType: type, entityName: entity, primaryKey: key)
             try view.forEachProperty { _, _, _ in }
             try view.forEachStoredProperty { _ in }

@@ -6,19 +6,19 @@ extension HistoryRecorder {
     static let processName = ProcessInfo.processInfo.processName
 
     /// The ID of the (author, context, process) row, created on first use and cached.
-    private func sourceID(for metadata: TransactionMetadata, on db: Connection) throws -> Int64 {
-        let key = SourceKey(author: metadata.author, contextName: metadata.contextName)
+    private func sourceID(for source: HistorySource, on db: Connection) throws -> Int64 {
+        let key = SourceKey(author: source.author, contextName: source.contextName)
         if let id = sourceIDs[key] { return id }
-        let id = try Self.sourceID(author: metadata.author, contextName: metadata.contextName, processID: Self.processID, processName: Self.processName, on: db)
+        let id = try Self.sourceID(source, on: db)
         sourceIDs[key] = id
         return id
     }
 
     /// The ID of a source row, created when there is none.
-    static func sourceID(author: String?, contextName: String?, processID: Int32, processName: String, on db: Connection) throws -> Int64 {
-        let author: AttributeValue = author.map { .string($0) } ?? .null
-        let context: AttributeValue = contextName.map { .string($0) } ?? .null
-        let process: [AttributeValue] = [.integer(Int64(processID)), .string(processName)]
+    static func sourceID(_ source: HistorySource, on db: Connection) throws -> Int64 {
+        let author: AttributeValue = source.author.map { .string($0) } ?? .null
+        let context: AttributeValue = source.contextName.map { .string($0) } ?? .null
+        let process: [AttributeValue] = [.integer(Int64(source.processID)), .string(source.processName ?? "")]
         if let existing = try db.scalar("SELECT id FROM \(HistorySchema.sources) WHERE author IS ? AND contextName IS ? AND processID = ? AND processName = ?", [author, context] + process)?.integerValue {
             return existing
         }
@@ -30,24 +30,43 @@ extension HistoryRecorder {
     /// caller's SQL transaction. Returns the new token's value, or nil when nothing changed.
     func commit(on db: Connection, metadata: TransactionMetadata) throws -> Int64? {
         guard let (payload, count, entities) = try takePayload() else { return nil }
-        let source = try sourceID(for: metadata, on: db)
-        return try Self.insertTransaction(payload: payload, count: count, entities: entities, sourceID: source, timestamp: Date(), on: db)
+        let source = HistorySource.current(metadata)
+        let row = HistoryRow(payload: payload, count: count, entities: entities, source: source, reason: metadata.reason)
+        return try Self.insertTransaction(row, sourceID: try sourceID(for: source, on: db), on: db)
     }
 
-    /// Inserts one history transaction with the next token; returns the token.
-    static func insertTransaction(payload: [UInt8], count: Int, entities: [String], sourceID: Int64, timestamp: Date, on db: Connection) throws -> Int64 {
+    /// A history transaction to insert.
+    struct HistoryRow {
+        var payload: [UInt8]
+        var count: Int
+        var entities: [String]
+        var source: HistorySource
+        var reason: String?
+        var timestamp = Date()
+    }
+
+    /// Inserts one history transaction with the next token and, when the history is
+    /// chained, its hash (``HistoryChain``); returns the token. `sourceID` is `row.source`'s.
+    static func insertTransaction(_ row: HistoryRow, sourceID: Int64, on db: Connection) throws -> Int64 {
+        let (previousToken, previousHash) = try HistoryChain.head(on: db)
+        let token = previousToken + 1
+        let entities = "," + row.entities.joined(separator: ",") + ","
+        let timestamp = row.timestamp.timeIntervalSince1970
+        let hash = previousHash.map { previous in
+            row.payload.withUnsafeBytes { payload in
+                HistoryChain.hash(previous: previous, HistoryChain.Entry(token: token, timestamp: timestamp, source: row.source, reason: row.reason,
+                                                                        changeCount: Int64(row.count), entities: entities, payload: payload))
+            }
+        }
         let statement = try db.cachedStatement("""
-            INSERT INTO \(HistorySchema.transactions) (token, timestamp, sourceID, changeCount, entities, payload)
-            VALUES ((\(HistorySchema.newestTokenSQL)) + 1, ?, ?, ?, ?, ?)
+            INSERT INTO \(HistorySchema.transactions) (token, timestamp, sourceID, changeCount, entities, payload, reason, hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         try statement.bind([
-            .double(timestamp.timeIntervalSince1970),
-            .integer(sourceID),
-            .integer(Int64(count)),
-            .string("," + entities.joined(separator: ",") + ","),
-            .data(Data(payload)),
+            .integer(token), .double(timestamp), .integer(sourceID), .integer(Int64(row.count)), .string(entities), .data(Data(row.payload)),
+            row.reason.map { .string($0) } ?? .null, hash.map { .data(Data($0)) } ?? .null,
         ])
         try statement.run()
-        return db.lastInsertRowID
+        return token
     }
 }

@@ -2,42 +2,46 @@
 ///
 /// - `_tributary_history`: one row per transaction: token, timestamp, source,
 ///   change count, the entities touched, and the changes as one payload
-///   (zstd-compressed when it pays). Tokens are assigned as one more than the
+///   (zstd-compressed when it pays), an optional reason and the chain hash
+///   (``HistoryChain``). Tokens are assigned as one more than the
 ///   newest kept or pruned token, so they are never reused after pruning;
 /// - `_tributary_history_source`: each distinct (author, context name, process)
 ///   once. Author and context filters find their sources by index and check each
 ///   transaction of the token range against them: a commit writes one history page
 ///   (an index on (sourceID, token), kept before, cost a second page per commit: 15% more
 ///   time for single-row transactions, for filters that read a token range anyway);
-/// - `_tributary_consumer`: named cursors.
+/// - `_tributary_consumer`: named cursors;
+/// - `_tributary_history_prune`: one row per prune: when, through which token, how much
+///   went, and the chain's anchor after it.
 enum HistorySchema {
     /// The history format this version writes; a newer one is refused. Format 2 adds the
     /// capture of other programs' writes (``ForeignCapture``): a Tributary that knows only
     /// format 1 would run the capture triggers on its own writes and record them twice.
-    static let formatVersion = 2
+    /// Format 3 adds each transaction's reason and the hash that chains it to the one
+    /// before (``HistoryChain``): an older Tributary would write transactions without it.
+    static let formatVersion = 3
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"
+    static let prunes = "_tributary_history_prune"
 
     /// The newest token: the newest kept transaction, or what pruning removed if none is kept.
     static let newestTokenSQL = "SELECT max(coalesce((SELECT max(token) FROM _tributary_history), 0), coalesce((SELECT CAST(value AS INTEGER) FROM _tributary_metadata WHERE key = 'historyPrunedThrough'), 0))"
 
-    /// Whether the store has history (for read-only opens); checks the format.
-    static func isPresent(on db: Connection, place: String) throws -> Bool {
+    /// The store's history format (for read-only opens), nil without history; checks it.
+    static func storedFormat(on db: Connection, place: String) throws -> Int? {
         let stored = try db.scalar("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat'")?.stringValue.flatMap { Int($0) }
         if let stored, stored > formatVersion {
             throw TributaryError(.newerFormat, "the store's history was written in format \(stored), newer than this Tributary's \(formatVersion)", location: place, hint: "upgrade Tributary to read it")
         }
-        return stored != nil
+        return stored
     }
 
-    /// Creates the tables if needed and checks the format; returns whether history is on.
-    static func prepare(on db: Connection, enable: Bool, place: String) throws -> Bool {
-        let stored = try db.scalar("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat'")?.stringValue.flatMap { Int($0) }
-        if let stored, stored > formatVersion {
-            throw TributaryError(.newerFormat, "the store's history was written in format \(stored), newer than this Tributary's \(formatVersion)", location: place, hint: "upgrade Tributary to read it")
-        }
-        guard stored != nil || enable else { return false }
+    /// Creates the tables if needed (chained unless `chain` is false), upgrades an older
+    /// format and checks the format; returns the format, nil when history is off.
+    static func prepare(on db: Connection, enable: Bool, chain: Bool = true, place: String) throws -> Int? {
+        let stored = try storedFormat(on: db, place: place)
+        guard stored != nil || enable else { return nil }
         // Stores made before the index per source was dropped.
         try db.execute("DROP INDEX IF EXISTS \(transactions)_by_source")
         if stored == nil {
@@ -56,16 +60,45 @@ enum HistorySchema {
                     sourceID INTEGER NOT NULL,
                     changeCount INTEGER NOT NULL,
                     entities TEXT NOT NULL,
-                    payload BLOB NOT NULL);
+                    payload BLOB NOT NULL,
+                    reason TEXT,
+                    hash BLOB);
                 CREATE TABLE IF NOT EXISTS \(consumers) (
                     name TEXT PRIMARY KEY,
                     token INTEGER NOT NULL,
                     committedAt REAL NOT NULL,
                     createdAt REAL NOT NULL) WITHOUT ROWID;
+                \(pruneTableSQL);
                 INSERT INTO _tributary_metadata (key, value) VALUES ('historyFormat', '\(formatVersion)'), ('historyPrunedThrough', '0')
                     ON CONFLICT(key) DO NOTHING;
                 """)
+            if chain { try HistoryChain.setAnchor(HistoryChain.genesis, on: db) }
+        } else if let stored, stored < 3 {
+            try upgrade(on: db, chain: chain)
         }
-        return true
+        return formatVersion
+    }
+
+    private static let pruneTableSQL = """
+        CREATE TABLE IF NOT EXISTS \(prunes) (
+            id INTEGER PRIMARY KEY,
+            prunedAt REAL NOT NULL,
+            through INTEGER NOT NULL,
+            transactions INTEGER NOT NULL,
+            changes INTEGER NOT NULL,
+            anchor BLOB)
+        """
+
+    /// Format 3 from an older one: the reason and hash columns and, unless `chain` is
+    /// false, every kept transaction hashed into the chain, in the opening transaction.
+    private static func upgrade(on db: Connection, chain: Bool) throws {
+        let columns = try db.makeStatement("SELECT name FROM pragma_table_info('\(transactions)')")
+        var names: Set<String> = []
+        while try columns.step() { names.insert(columns.string(at: 0)) }
+        if !names.contains("reason") { try db.execute("ALTER TABLE \(transactions) ADD COLUMN reason TEXT") }
+        if !names.contains("hash") { try db.execute("ALTER TABLE \(transactions) ADD COLUMN hash BLOB") }
+        try db.execute(pruneTableSQL)
+        if chain { try HistoryChain.chainExisting(on: db) }
+        try db.execute("UPDATE _tributary_metadata SET value = '\(formatVersion)' WHERE key = 'historyFormat'")
     }
 }

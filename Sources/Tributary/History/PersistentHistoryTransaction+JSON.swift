@@ -1,6 +1,6 @@
 extension PersistentHistoryTransaction {
     /// The NDJSON record of the transaction, as `tributary history --json` prints it:
-    /// `token`, `timestamp`, `author`, `contextName`, `processID`, `processName`, `changes`.
+    /// `token`, `timestamp`, `author`, `contextName`, `reason`, `processID`, `processName`, `changes`.
     ///
     /// ```swift
     /// print(transaction.jsonLine)
@@ -12,6 +12,7 @@ extension PersistentHistoryTransaction {
             o.field("timestamp", .date(timestamp))
             o.field("author", author.map { .string($0) } ?? .null)
             o.field("contextName", contextName.map { .string($0) } ?? .null)
+            o.field("reason", reason.map { .string($0) } ?? .null)
             o.field("processID", .integer(Int64(processID)))
             o.field("processName", processName)
             o.field("storeID", storeID.uuidString.lowercased())

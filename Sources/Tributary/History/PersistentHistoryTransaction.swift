@@ -20,6 +20,8 @@ public struct PersistentHistoryTransaction: Sendable, Equatable {
     public let processID: Int32
     /// The writing executable's name.
     public let processName: String
+    /// Why it was made (``TransactionMetadata/reason``), when the writer said.
+    public let reason: String?
     /// The store's ID.
     public let storeID: UUID
     /// The number of changes (present even when the changes were not fetched).

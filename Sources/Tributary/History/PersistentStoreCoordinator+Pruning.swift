@@ -82,6 +82,7 @@ extension PersistentStoreCoordinator {
             let started = clock.now
             let (deleted, changes) = try store.database.write { db -> (Int, Int) in
                 let changes = Int(try db.scalar("SELECT coalesce(sum(changeCount), 0) FROM (SELECT changeCount FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)", [.integer(limit), .integer(Int64(batch))])?.integerValue ?? 0)
+                try Self.moveChainAnchor(pastBatch: batch, through: limit, on: db)
                 try db.execute("DELETE FROM \(HistorySchema.transactions) WHERE token IN (SELECT token FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)", [.integer(limit), .integer(Int64(batch))])
                 let deleted = db.changes
                 let previous = try Self.prunedThrough(db)
@@ -101,6 +102,31 @@ extension PersistentStoreCoordinator {
             if elapsed < .milliseconds(1) { batch = min(batch * 2, 65_536) } else if elapsed > .milliseconds(4) { batch = max(1, batch / 2) }
         }
         result.prunedThrough = try store.database.read { try Self.prunedThrough($0) }
+        if result.transactions > 0 { try Self.recordPrune(result, in: store) }
         return result
+    }
+
+    /// Keeps the chain anchored (``HistoryChain``): before a batch of the oldest
+    /// transactions is deleted, the hash of its newest becomes the anchor the oldest kept
+    /// one chains from.
+    private static func moveChainAnchor(pastBatch batch: Int, through limit: Int64, on db: Connection) throws {
+        guard try HistoryChain.anchor(on: db) != nil else { return }
+        let newest = try db.makeStatement("""
+            SELECT hash FROM (SELECT token, hash FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?) ORDER BY token DESC LIMIT 1
+            """)
+        try newest.bind([.integer(limit), .integer(Int64(batch))])
+        guard try newest.step(), !newest.isNull(at: 0) else { return }
+        try HistoryChain.setAnchor(newest.withBytes(at: 0) { Array($0) }, on: db)
+    }
+
+    /// A prune is itself recorded, in `_tributary_history_prune`: when, through which
+    /// token, how much went, and the anchor the chain now starts from.
+    private static func recordPrune(_ result: HistoryPruneResult, in store: PersistentStore) throws {
+        try store.write { db in
+            try db.execute("INSERT INTO \(HistorySchema.prunes) (prunedAt, through, transactions, changes, anchor) VALUES (?, ?, ?, ?, ?)", [
+                .double(Date().timeIntervalSince1970), .integer(result.prunedThrough), .integer(Int64(result.transactions)), .integer(Int64(result.changes)),
+                try HistoryChain.anchor(on: db).map { .data(Data($0)) } ?? .null,
+            ])
+        }
     }
 }

@@ -33,6 +33,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         var connectionPoolMaxSize = 4
         var busyTimeout: TimeInterval = 5
         var persistentHistoryTracking = false
+        var historyHashChain = true
         var remoteChangeNotificationPost = false
         var sqlDebug = SQLDebugLog.fromEnvironment()
     }
@@ -108,6 +109,13 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         get { settings.persistentHistoryTracking }
         set { set("persistentHistoryTracking") { $0.persistentHistoryTracking = newValue } }
     }
+    /// Chain each history transaction to the one before by a SHA-256 hash, so that an edit
+    /// of the history tables shows (``PersistentStoreCoordinator/verifyHistoryChain()``).
+    /// On by default; it applies when a store's history is created or upgraded.
+    public var historyHashChain: Bool {
+        get { settings.historyHashChain }
+        set { set("historyHashChain") { $0.historyHashChain = newValue } }
+    }
     /// Post remote change notifications after each commit
     /// (Core Data's `NSPersistentStoreRemoteChangeNotificationPostOptionKey`).
     public var remoteChangeNotificationPost: Bool {
@@ -157,6 +165,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         if s.isReadOnly { parts.append("read-only") }
         if s.persistentHistoryTracking { parts.append("history") }
         if s.remoteChangeNotificationPost { parts.append("remote change notifications") }
+        if !s.historyHashChain { parts.append("no hash chain") }
         return "PersistentStoreDescription(" + parts.joined(separator: ", ") + ")"
     }
 }

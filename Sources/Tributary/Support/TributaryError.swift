@@ -58,6 +58,8 @@ public struct TributaryError: Error, Sendable, CustomStringConvertible, Equatabl
         public static let historyExpired = Code(rawValue: "historyExpired")
         /// A history request on a store that does not track history.
         public static let historyNotTracked = Code(rawValue: "historyNotTracked")
+        /// History whose hash chain does not hold: it was edited after it was written.
+        public static let historyTampered = Code(rawValue: "historyTampered")
         /// A consumer name that is not registered.
         public static let unknownConsumer = Code(rawValue: "unknownConsumer")
         /// An object whose row does not exist (a fault of a deleted row).

@@ -17,8 +17,7 @@ struct DeleteCommand: AsyncParsableCommand {
     @OptionGroup var entityOptions: EntityOptions
     @OptionGroup var scope: BatchScopeOptions
 
-    @Option(name: .long, help: "The author recorded in history for this write.")
-    var author: String?
+    @OptionGroup var writeMetadata: WriteMetadataOptions
 
     func validate() throws {
         try scope.validate(predicate: entityOptions.predicate, verb: "delete")
@@ -34,7 +33,7 @@ struct DeleteCommand: AsyncParsableCommand {
             return
         }
         var request = BatchDeleteRequest(entityName: entity.name, predicate: predicate)
-        request.transaction = TransactionMetadata(author: author, contextName: "delete")
+        request.transaction = writeMetadata.metadata(context: "delete")
         let result = try coordinator.execute(request)
         let cascaded = result.deleted - result.count
         Console.print("deleted \(Plural.counted(result.count, "\(entity.name) row"))" + (cascaded > 0 ? " and \(Plural.counted(cascaded, "related row")) by cascade" : ""))

@@ -22,8 +22,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The entity to import into.")
     var entity: String
 
-    @Option(name: .long, help: "The author recorded in history for these writes.")
-    var author: String?
+    @OptionGroup var writeMetadata: WriteMetadataOptions
 
     @Option(name: .long, help: "Rows per batch insert.")
     var batchSize: Int = 1000
@@ -40,7 +39,7 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let coordinator = try storeOptions.open()
-        var importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize, transaction: TransactionMetadata(author: author, contextName: "import"))
+        var importer = NDJSONImporter(coordinator: coordinator, entityName: entity, batchSize: batchSize, transaction: writeMetadata.metadata(context: "import"))
         importer.dryRun = dryRun
         let line = ProgressLine(verb: dryRun ? "checked" : "imported", noun: "row")
         let progress: (ImportProgress) -> Void = { progress in

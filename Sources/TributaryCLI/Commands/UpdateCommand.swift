@@ -18,8 +18,7 @@ struct UpdateCommand: AsyncParsableCommand {
     @OptionGroup var entityOptions: EntityOptions
     @OptionGroup var scope: BatchScopeOptions
 
-    @Option(name: .long, help: "The author recorded in history for this write.")
-    var author: String?
+    @OptionGroup var writeMetadata: WriteMetadataOptions
 
     @Option(name: .customLong("set"), help: "key=value to set; repeat for several.")
     var assignments: [String] = []
@@ -46,7 +45,7 @@ struct UpdateCommand: AsyncParsableCommand {
             return
         }
         var request = BatchUpdateRequest(entityName: entity.name, predicate: predicate, propertiesToUpdate: values)
-        request.transaction = TransactionMetadata(author: author, contextName: "update")
+        request.transaction = writeMetadata.metadata(context: "update")
         let result = try coordinator.execute(request)
         Console.print("updated \(Plural.counted(result.count, "\(entity.name) row"))")
     }

@@ -78,6 +78,7 @@ public struct DebeziumEncoder: RecordEncoder {
                 s.field("index", .integer(Int64(record.position.index)))
                 s.field("author", record.author.map { .string($0) } ?? .null)
                 s.field("contextName", record.contextName.map { .string($0) } ?? .null)
+                if let reason = record.reason { s.field("reason", reason) }
             }
             o.field("op", record.operation.rawValue)
             o.field("ts_ms", .integer(RecordBody.milliseconds(clock())))

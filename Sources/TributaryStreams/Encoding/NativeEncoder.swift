@@ -26,7 +26,7 @@ public struct NativeEncoder: RecordEncoder {
     /// The header's text shared by the records of one entity in a transaction: from
     /// `,"timestamp":` to the object URI's prefix.
     private var entityText: [UInt8] = []
-    private var entityKey: (token: Int64, timestamp: Date, author: String?, contextName: String?, entity: String, store: UUID)?
+    private var entityKey: (token: Int64, timestamp: Date, author: String?, contextName: String?, reason: String?, entity: String, store: UUID)?
 
     /// An encoder.
     public init() {}
@@ -53,7 +53,7 @@ public struct NativeEncoder: RecordEncoder {
     /// load), written straight into `buffer` with the field names as ready-made bytes: the
     /// same bytes as the general path through ``JSONWriter``, in a third of the time.
     private mutating func encodeInsert(_ record: StreamRecord, into buffer: inout [UInt8]) {
-        appendHeader(position: record.position, storeID: record.storeID, author: record.author, contextName: record.contextName, objectID: record.objectID,
+        appendHeader(position: record.position, storeID: record.storeID, author: record.author, contextName: record.contextName, reason: record.reason, objectID: record.objectID,
                      operation: record.operation, into: &buffer)
         record.properties.withUnsafeBufferPointer { properties in
             for k in properties.indices {
@@ -83,7 +83,7 @@ public struct NativeEncoder: RecordEncoder {
         guard change.changeType == .insert, !position.isSnapshot else { return false }
         let start = buffer.count
         texts.update(storeID: storeID, token: position.token, timestamp: change.timestamp)
-        appendHeader(position: position, storeID: storeID, author: change.author, contextName: change.contextName,
+        appendHeader(position: position, storeID: storeID, author: change.author, contextName: change.contextName, reason: change.reason,
                      objectID: ObjectID(storeID: storeID, entityName: change.entityName, primaryKey: change.primaryKey), operation: .create, into: &buffer)
         var k = 0
         var covered = true
@@ -113,7 +113,7 @@ public struct NativeEncoder: RecordEncoder {
 
     /// Everything before the first property of an insert or read: three appends of texts kept
     /// per transaction and entity (the other fields repeat from record to record).
-    private mutating func appendHeader(position: StreamPosition, storeID: UUID, author: String?, contextName: String?, objectID: ObjectID,
+    private mutating func appendHeader(position: StreamPosition, storeID: UUID, author: String?, contextName: String?, reason: String?, objectID: ObjectID,
                                        operation: StreamOperation, into buffer: inout [UInt8]) {
         if transactionKey.map({ $0.store != storeID || $0.token != position.token }) ?? true {
             transactionKey = (storeID, position.token)
@@ -125,8 +125,8 @@ public struct NativeEncoder: RecordEncoder {
             Self.append(#","index":"#, to: &transactionText)
             entityKey = nil
         }
-        if entityKey.map({ $0.token != position.token || $0.timestamp != texts.time || $0.author != author || $0.contextName != contextName || $0.entity != objectID.entityName || $0.store != objectID.storeID }) ?? true {
-            entityKey = (position.token, texts.time ?? Date.distantPast, author, contextName, objectID.entityName, objectID.storeID)
+        if entityKey.map({ $0.token != position.token || $0.timestamp != texts.time || $0.author != author || $0.contextName != contextName || $0.reason != reason || $0.entity != objectID.entityName || $0.store != objectID.storeID }) ?? true {
+            entityKey = (position.token, texts.time ?? Date.distantPast, author, contextName, reason, objectID.entityName, objectID.storeID)
             entityText.removeAll(keepingCapacity: true)
             Self.append(#","timestamp":"#, to: &entityText)
             entityText.append(contentsOf: texts.timestampJSON)
@@ -134,6 +134,10 @@ public struct NativeEncoder: RecordEncoder {
             Self.appendOptional(author, to: &entityText)
             Self.append(#","contextName":"#, to: &entityText)
             Self.appendOptional(contextName, to: &entityText)
+            if let reason {
+                Self.append(#","reason":"#, to: &entityText)
+                JSONWriter.appendString(reason, to: &entityText)
+            }
             Self.append(#","entity":"#, to: &entityText)
             JSONWriter.appendString(objectID.entityName, to: &entityText)
             Self.append(#","objectID":"#, to: &entityText)

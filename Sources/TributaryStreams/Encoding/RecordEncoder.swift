@@ -64,13 +64,15 @@ enum RecordBody {
         PersistentHistoryChange.writeValues(record.properties, of: type, omittingExcludedValues: true, to: &o)
     }
 
-    /// Writes the transaction's fields: token, index, timestamp, author, context name.
+    /// Writes the transaction's fields: token, index, timestamp, author, context name, and
+    /// the reason when the writer gave one.
     static func writeTransaction(_ record: StreamRecord, texts: RecordTexts, to o: inout JSONWriter) {
         o.field("token", texts.token)
         o.field("index", .integer(Int64(record.position.index)))
         o.field("timestamp", texts.timestamp)
         o.field("author", record.author.map { .string($0) } ?? .null)
         o.field("contextName", record.contextName.map { .string($0) } ?? .null)
+        if let reason = record.reason { o.field("reason", reason) }
     }
 
     /// Milliseconds since 1970.

@@ -33,7 +33,7 @@ public enum StreamOperation: String, Sendable, Codable, CaseIterable {
 }
 
 /// One change (or snapshot object) on its way into a stream, with its transaction's
-/// token, time, author and context name.
+/// token, time, author, context name and reason.
 ///
 /// ```swift
 /// let record = StreamRecord(change: change, transaction: transaction)
@@ -51,6 +51,8 @@ public struct StreamRecord: Sendable, Equatable {
     public var author: String?
     /// The transaction's context name.
     public var contextName: String?
+    /// Why the transaction was made (``TransactionMetadata/reason``), when its writer said.
+    public var reason: String?
     /// What happened.
     public var operation: StreamOperation
     /// The object.
@@ -61,8 +63,9 @@ public struct StreamRecord: Sendable, Equatable {
 
     /// A record.
     public init(position: StreamPosition, storeID: UUID, timestamp: Date, author: String?, contextName: String?,
-                operation: StreamOperation, objectID: ObjectID, properties: [PropertyChange]) {
+                operation: StreamOperation, objectID: ObjectID, properties: [PropertyChange], reason: String? = nil) {
         self.position = position
+        self.reason = reason
         self.storeID = storeID
         self.timestamp = timestamp
         self.author = author
@@ -73,10 +76,10 @@ public struct StreamRecord: Sendable, Equatable {
     }
 
     /// The record of a history change.
-    public init(change: PersistentHistoryChange, timestamp: Date, author: String?, contextName: String?) {
+    public init(change: PersistentHistoryChange, timestamp: Date, author: String?, contextName: String?, reason: String? = nil) {
         self.init(position: StreamPosition(token: change.token.value, index: change.index), storeID: change.changedObjectID.storeID,
                   timestamp: timestamp, author: author, contextName: contextName,
-                  operation: StreamOperation(change.changeType), objectID: change.changedObjectID, properties: change.properties)
+                  operation: StreamOperation(change.changeType), objectID: change.changedObjectID, properties: change.properties, reason: reason)
     }
 
     /// The record of the history change `view` reads in place, without the properties
@@ -89,7 +92,7 @@ public struct StreamRecord: Sendable, Equatable {
         let change = try view.copy()
         self.init(position: StreamPosition(token: view.token.value, index: view.index), storeID: change.changedObjectID.storeID, timestamp: view.timestamp,
                   author: view.author, contextName: view.contextName, operation: StreamOperation(view.changeType), objectID: change.changedObjectID,
-                  properties: Self.keeping(change.properties, of: view.entityName, excluding: excluded))
+                  properties: Self.keeping(change.properties, of: view.entityName, excluding: excluded), reason: view.reason)
     }
 
     /// The record (op `r`) of a snapshot object at `position`, read at `timestamp`.

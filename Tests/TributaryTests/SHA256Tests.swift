@@ -1,5 +1,5 @@
 import Testing
-@testable import TributaryStreams
+@testable import Tributary
 
 @Suite struct SHA256Tests {
     @Test func knownVectors() {

@@ -1,5 +1,5 @@
 /// SHA-256 (FIPS 180-4), incremental, as `sha256sum` computes it: the checksum of
-/// every segment in a stream's manifest.
+/// every segment in a stream's manifest, and the hash that chains history transactions.
 ///
 /// ```swift
 /// var hash = SHA256()
@@ -58,7 +58,10 @@ package struct SHA256: Sendable {
     }
 
     /// The digest as 64 lowercase hex digits.
-    package mutating func finalize() -> String {
+    package mutating func finalize() -> String { Hex.string(finalizeDigest()) }
+
+    /// The 32-byte digest.
+    package mutating func finalizeDigest() -> [UInt8] {
         let bits = length &* 8
         var tail = pending
         tail.append(0x80)
@@ -68,13 +71,12 @@ package struct SHA256: Sendable {
             for start in stride(from: 0, to: tail.count, by: 64) { block(UnsafeBufferPointer(rebasing: tail[start..<start + 64])) }
         }
         pending.removeAll()
-        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        for word in words {
-            for shift in stride(from: 28, through: 0, by: -4) { out.append(digits[Int((word >> UInt32(shift)) & 0xF)]) }
+        out.reserveCapacity(32)
+        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
+            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     /// One 64-byte block.

@@ -1,0 +1,79 @@
+extension PersistentStoreCoordinator {
+    /// Walks the history's hash chain (``PersistentStoreDescription/historyHashChain``)
+    /// from its anchor to its newest transaction and reports the first transaction whose
+    /// content, order or presence differs from what was written: an edited payload,
+    /// author, context, reason, timestamp or token, a deleted, inserted or reordered
+    /// transaction. Someone who can write the file could also recompute every hash after
+    /// an edit; compare ``HistoryChainReport/headHash`` with a copy kept elsewhere (an
+    /// exported stream, a signed checkpoint) to rule that out.
+    ///
+    /// ```swift
+    /// let report = try coordinator.verifyHistoryChain()
+    /// print(report.problem.map(String.init(describing:)) ?? "\(report.transactions) transactions, chain intact")
+    /// ```
+    public func verifyHistoryChain() throws -> HistoryChainReport {
+        let store = try requireHistoryStore()
+        guard store.historyFormat ?? 0 >= 3 else {
+            throw TributaryError(.invalidInput, "the store's history was written before transactions were chained", location: store.url.path,
+                                 hint: "open it read-write once (any write command) to upgrade it; the chain then starts from the history kept")
+        }
+        return try store.database.read { db in try ChainVerifier(db: db).run() }
+    }
+}
+
+/// One walk of the chain, stopping at the first problem.
+private struct ChainVerifier {
+    let db: Connection
+    private struct Stop: Error {}
+
+    func run() throws -> HistoryChainReport {
+        var report = HistoryChainReport()
+        let pruned = try PersistentStoreCoordinator.prunedThrough(db)
+        report.headToken = pruned
+        guard let anchor = try HistoryChain.anchor(on: db) else {
+            report.isChained = false
+            if let token = try db.scalar("SELECT min(token) FROM \(HistorySchema.transactions) WHERE hash IS NOT NULL")?.integerValue {
+                report.problem = HistoryChainProblem(token: token, kind: .anchor, detail: "the chain's anchor (\(HistoryChain.anchorKey) in _tributary_metadata) is gone")
+            }
+            return report
+        }
+        var previous = anchor
+        var expected = pruned + 1
+        do {
+            try HistoryChainWalk.rows(on: db) { row in
+                let token = row.entry.token
+                if report.transactions == 0 { report.oldestToken = token }
+                if let problem = check(row, previous: previous, expected: expected, pruned: pruned) {
+                    report.problem = problem
+                    throw Stop()
+                }
+                previous = row.storedHash.map { Array($0) } ?? previous
+                expected = token + 1
+                report.transactions += 1
+                report.changes += Int(row.entry.changeCount)
+                report.headToken = token
+            }
+        } catch is Stop {}
+        report.headHash = Hex.string(previous)
+        return report
+    }
+
+    private func check(_ row: HistoryChainWalk.Row, previous: [UInt8], expected: Int64, pruned: Int64) -> HistoryChainProblem? {
+        let token = row.entry.token
+        if token <= pruned {
+            return HistoryChainProblem(token: token, kind: .altered, detail: "kept although history is pruned through token \(pruned)")
+        }
+        if token > expected {
+            let range = token - 1 == expected ? "transaction \(expected) is" : "transactions \(expected)…\(token - 1) are"
+            return HistoryChainProblem(token: expected, kind: .missing, detail: "\(range) missing (deleted) before \(token)")
+        }
+        guard let stored = row.storedHash else {
+            return HistoryChainProblem(token: token, kind: .unchained, detail: "has no hash")
+        }
+        guard stored.elementsEqual(HistoryChain.hash(previous: previous, row.entry)) else {
+            return HistoryChainProblem(token: token, kind: .altered,
+                                       detail: "its hash does not match: its payload, author, context, reason, time or token was edited, or it was inserted or moved")
+        }
+        return nil
+    }
+}

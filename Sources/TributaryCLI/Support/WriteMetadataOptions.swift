@@ -1,0 +1,16 @@
+import ArgumentParser
+import Tributary
+
+/// The history metadata options of the commands that write: `--author` and `--reason`.
+struct WriteMetadataOptions: ParsableArguments {
+    @Option(name: .long, help: "The author recorded in history for these writes.")
+    var author: String?
+
+    @Option(name: .long, help: "Why the change is made, recorded in history (shown by history, tail and every stream format).")
+    var reason: String?
+
+    /// The metadata for a write by the command named `context`.
+    func metadata(context: String) -> TransactionMetadata {
+        TransactionMetadata(author: author, contextName: context, reason: reason)
+    }
+}
