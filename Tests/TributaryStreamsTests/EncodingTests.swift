@@ -181,7 +181,7 @@ import Tributary
                             "bytes": .data(Data([0, 1, 2, UInt8(i)])), "owner": i == 4 ? .null : .objectID(owner)])
         }
         var request = BatchInsertRequest(entityName: "Item", objects: objects)
-        request.transaction = TransactionMetadata(author: "importer \"1\"", contextName: nil)
+        request.transaction = TransactionMetadata(author: "importer \"1\"", contextName: nil, reason: "ticket \"9\": backfill")
         try coordinator.execute(request)
         // Declined: an excluded value, a membership change, an update and a delete.
         _ = try insert("Owner", ["name": "Cy", "secret": "hidden"])
@@ -197,9 +197,11 @@ import Tributary
         var encodedInPlace = 0, declined = 0
         try coordinator.enumerateHistoryChanges(.fetchHistory(after: nil)) { view in
             let position = StreamPosition(token: view.token.value, index: view.index)
-            let record = StreamRecord(change: try view.copy(), timestamp: view.timestamp, author: view.author, contextName: view.contextName)
+            let record = StreamRecord(change: try view.copy(), timestamp: view.timestamp, author: view.author, contextName: view.contextName, reason: view.reason)
             var expected: [UInt8] = []
             general.encode(record, into: &expected)
+            let text = String(decoding: expected, as: UTF8.self)
+            #expect(text.contains(#","reason":"ticket \"9\": backfill","entity":"Item""#) == (view.entityName == "Item" && view.author != nil), "\(text)")
             var line: [UInt8] = [0x2A]   // bytes already in the buffer stay
             if try fast.encodeInsert(view, position: position, storeID: storeID, into: &line) {
                 encodedInPlace += 1

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// `tributary audit verify` against history edited with the `sqlite3` shell: each edit is
+/// caught, with the token of the first transaction concerned (issue 24).
+@Suite struct AuditCLITests {
+    let scratch = Scratch()
+
+    /// A blog store with five transactions: imports by ann (1, 2, 4, 5, the last with a
+    /// reason) and bob (3).
+    func makeStore() throws -> String {
+        let db = try CLI.makeBlogStore(at: scratch.path("blog-\(UUID().uuidString).sqlite"))
+        for (i, author) in ["ann", "ann", "bob", "ann", "ann"].enumerated() {
+            var arguments = ["import", db, "--entity", "Post", "--author", author]
+            if i == 4 { arguments += ["--reason", "ticket 42: backfill"] }
+            let imported = try CLI.run(arguments, stdin: CLI.posts(i * 2..<i * 2 + 2))
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        return db
+    }
+
+    /// Runs `sql` on the store with the shell, then `audit verify`: it must fail naming `token`.
+    func expectCaught(_ sql: String, at token: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let db = try makeStore()
+        let intact = try CLI.run(["audit", "verify", db])
+        #expect(intact.status == 0 && intact.stdout.hasPrefix("ok: 5 transactions (10 changes), tokens 1…5, chain head "), "\(intact.stdout)\(intact.stderr)",
+                sourceLocation: sourceLocation)
+        let edited = try CLI.sqlite3(db, sql)
+        #expect(edited.status == 0, "\(edited.stderr)", sourceLocation: sourceLocation)
+        let verified = try CLI.run(["audit", "verify", db])
+        #expect(verified.status != 0 && verified.stderrLines.count == 1, "\(verified.stdout)\(verified.stderr)", sourceLocation: sourceLocation)
+        #expect(verified.stderr.contains("the history was edited: token \(token):"), "\(verified.stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test func anEditedPayloadIsCaught() throws {
+        try expectCaught("UPDATE _tributary_history SET payload = payload || x'00' WHERE token = 3;", at: 3)
+    }
+
+    @Test func anEditedAuthorIsCaughtAtItsFirstTransaction() throws {
+        try expectCaught("UPDATE _tributary_history_source SET author = 'mallory' WHERE author = 'bob';", at: 3)
+    }
+
+    @Test func anEditedReasonTimeOrCountIsCaught() throws {
+        try expectCaught("UPDATE _tributary_history SET reason = 'routine' WHERE token = 5;", at: 5)
+        try expectCaught("UPDATE _tributary_history SET timestamp = timestamp - 86400 WHERE token = 2;", at: 2)
+        try expectCaught("UPDATE _tributary_history SET changeCount = 1 WHERE token = 4;", at: 4)
+    }
+
+    @Test func anEditedTokenIsCaughtWhereItWent() throws {
+        try expectCaught("UPDATE _tributary_history SET token = 9 WHERE token = 5;", at: 5)
+        try expectCaught("UPDATE _tributary_history SET token = 20 WHERE token = 2;", at: 2)
+    }
+
+    @Test func aDeletedTransactionIsCaught() throws {
+        try expectCaught("DELETE FROM _tributary_history WHERE token = 2;", at: 2)
+    }
+
+    @Test func anInsertedTransactionIsCaught() throws {
+        // A copy of transaction 5 appended as 6, hash and all.
+        try expectCaught("""
+            INSERT INTO _tributary_history (token, timestamp, sourceID, changeCount, entities, payload, reason, hash)
+                SELECT 6, timestamp + 1, sourceID, changeCount, entities, payload, reason, hash FROM _tributary_history WHERE token = 5;
+            """, at: 6)
+    }
+
+    @Test func swappedTransactionsAreCaught() throws {
+        try expectCaught("""
+            BEGIN;
+            UPDATE _tributary_history SET token = 100 WHERE token = 2;
+            UPDATE _tributary_history SET token = 2 WHERE token = 3;
+            UPDATE _tributary_history SET token = 3 WHERE token = 100;
+            COMMIT;
+            """, at: 2)
+    }
+
+    @Test func aRemovedHashOrAnchorIsCaught() throws {
+        try expectCaught("UPDATE _tributary_history SET hash = NULL WHERE token = 4;", at: 4)
+        try expectCaught("DELETE FROM _tributary_metadata WHERE key = 'historyChainAnchor';", at: 1)
+    }
+
+    @Test func pruningKeepsTheChainVerifiableAndIsLogged() throws {
+        let db = try makeStore()
+        let current = try CLI.run(["token", db]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pruned = try CLI.run(["prune", db, "--before", "2" + current.drop { $0 != "-" }])
+        #expect(pruned.status == 0, "\(pruned.stderr)")
+        let verified = try CLI.run(["audit", "verify", db, "--json"])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        let report = try CLI.json(verified.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(report["transactions"] as? Int == 3 && report["oldestToken"] as? Int == 3 && report["headToken"] as? Int == 5, "\(report)")
+        #expect((report["headHash"] as? String)?.count == 64)
+        let log = try CLI.sqlite3(db, "SELECT through, transactions, changes, length(anchor) FROM _tributary_history_prune;")
+        #expect(log.stdout == "2|2|4|32\n", "\(log.stdout)")
+        // Deleting the oldest kept transaction after the prune is still caught.
+        #expect(try CLI.sqlite3(db, "DELETE FROM _tributary_history WHERE token = 3;").status == 0)
+        let edited = try CLI.run(["audit", "verify", db])
+        #expect(edited.status != 0 && edited.stderr.contains("token 3: transaction 3 is missing"), "\(edited.stderr)")
+    }
+
+    @Test func theReasonShowsInHistory() throws {
+        let db = try makeStore()
+        let history = try CLI.run(["history", db, "--json"])
+        let lines = history.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5, "\(history.stdout)")
+        #expect(try CLI.json(lines[4])["reason"] as? String == "ticket 42: backfill")
+        #expect(try CLI.json(lines[0])["reason"] is NSNull)
+        let text = try CLI.run(["history", db])
+        #expect(text.stdout.contains("reason=ticket 42: backfill"), "\(text.stdout)")
+    }
+}
