@@ -106,4 +106,44 @@ import Testing
         let text = try CLI.run(["history", db])
         #expect(text.stdout.contains("reason=ticket 42: backfill"), "\(text.stdout)")
     }
+
+    /// A store exported to a stream, then edited with the shell as `sql`; returns the store and the stream.
+    func exported(thenEdited sql: String?) throws -> (db: String, stream: String) {
+        let db = try makeStore()
+        let stream = scratch.path("stream-\(UUID().uuidString)")
+        let export = try CLI.run(["export", db, "--to", stream])
+        #expect(export.status == 0, "\(export.stderr)")
+        if let sql { #expect(try CLI.sqlite3(db, sql).status == 0) }
+        return (db, stream)
+    }
+
+    @Test func aStoreMatchesTheStreamItWasExportedTo() throws {
+        let (db, stream) = try exported(thenEdited: nil)
+        let manifest = try String(contentsOfFile: stream + "/manifest.json", encoding: .utf8)
+        #expect(manifest.contains(#""chain""#) && manifest.contains(#""token" : 5"#), "\(manifest)")
+        let verified = try CLI.run(["audit", "verify", db, "--against", stream])
+        #expect(verified.status == 0 && verified.stdout.contains("and the stream \(stream) at token 5"), "\(verified.stdout)\(verified.stderr)")
+        // Later transactions do not matter: the stream vouches for history through its own.
+        #expect(try CLI.run(["import", db, "--entity", "Post"], stdin: CLI.posts(50..<51)).status == 0)
+        #expect(try CLI.run(["audit", "verify", db, "--against", stream]).status == 0)
+    }
+
+    @Test func droppedNewestTransactionsAreCaughtAgainstTheStream() throws {
+        let (db, stream) = try exported(thenEdited: "DELETE FROM _tributary_history WHERE token >= 4;")
+        #expect(try CLI.run(["audit", "verify", db]).status == 0, "the chain left holds by itself")
+        let verified = try CLI.run(["audit", "verify", db, "--against", stream])
+        #expect(verified.status != 0 && verified.stderr.contains("token 5, which the stream \(stream) holds, is missing"), "\(verified.stderr)")
+    }
+
+    @Test func historyRewrittenWithEveryHashRecomputedIsCaughtAgainstTheStream() throws {
+        // The author edited, then every hash recomputed: opening a store whose history format
+        // says 2 chains all of it again, as someone covering an edit would.
+        let (db, stream) = try exported(thenEdited: """
+            UPDATE _tributary_history_source SET author = 'mallory' WHERE author = 'bob';
+            UPDATE _tributary_metadata SET value = '2' WHERE key = 'historyFormat';
+            """)
+        #expect(try CLI.run(["audit", "verify", db]).status == 0, "the recomputed chain holds by itself")
+        let verified = try CLI.run(["audit", "verify", db, "--against", stream])
+        #expect(verified.status != 0 && verified.stderr.contains("through token 5 it differs from the stream"), "\(verified.stderr)")
+    }
 }

@@ -8,10 +8,11 @@ enum TributaryBench {
         return try ManagedObjectModel(yamlFile: root.appendingPathComponent("examples/blog/model.yml"))
     }
 
-    static func open(_ path: String, history: Bool = false, notify: Bool = false) throws -> PersistentStoreCoordinator {
+    static func open(_ path: String, history: Bool = false, notify: Bool = false, chain: Bool = true) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try blogModel())
         let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = history
+        description.historyHashChain = chain
         description.remoteChangeNotificationPost = notify
         try coordinator.addPersistentStore(with: description)
         return coordinator

@@ -19,6 +19,34 @@ extension PersistentStoreCoordinator {
         }
         return try store.database.read { db in try ChainVerifier(db: db).run() }
     }
+
+    /// The chain hash of the newest kept transaction at or before `token` (the anchor when
+    /// none is kept there), with its token: what an export records so that the store can
+    /// later be checked against it. Nil when the history is not chained.
+    package func historyChainPoint(through token: Int64) throws -> (token: Int64, hash: [UInt8])? {
+        let store = try requireHistoryStore()
+        return try store.database.read { db in
+            let statement = try db.makeStatement("SELECT token, hash FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token DESC LIMIT 1")
+            try statement.bind([.integer(token)])
+            if try statement.step() {
+                return statement.isNull(at: 1) ? nil : (statement.int64(at: 0), statement.withBytes(at: 1) { Array($0) })
+            }
+            return try HistoryChain.anchor(on: db).map { (try Self.prunedThrough(db), $0) }
+        }
+    }
+
+    /// The chain hash the store holds for transaction `token`: its stored hash, or the
+    /// anchor when `token` is the last one pruned; nil when it has neither (pruned
+    /// earlier, or not written).
+    package func historyChainHash(at token: Int64) throws -> [UInt8]? {
+        let store = try requireHistoryStore()
+        return try store.database.read { db in
+            let statement = try db.makeStatement("SELECT hash FROM \(HistorySchema.transactions) WHERE token = ?")
+            try statement.bind([.integer(token)])
+            if try statement.step() { return statement.isNull(at: 0) ? nil : statement.withBytes(at: 0) { Array($0) } }
+            return try Self.prunedThrough(db) == token ? try HistoryChain.anchor(on: db) : nil
+        }
+    }
 }
 
 /// One walk of the chain, stopping at the first problem.

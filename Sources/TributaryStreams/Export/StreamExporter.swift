@@ -222,8 +222,15 @@ public final class StreamExporter {
             return
         }
         manifest.completeThrough = max(manifest.completeThrough, completeThrough)
+        try noteChain()
         try manifest.save(to: directory)
         try commit(through: manifest.completeThrough)
+    }
+
+    /// Records the source's chain hash at what the stream now holds whole.
+    private func noteChain() throws {
+        guard manifest.chain?.token != manifest.completeThrough else { return }
+        manifest.chain = try coordinator.historyChainPoint(through: manifest.completeThrough).map { .init(token: $0.token, hash: Hex.string($0.hash)) }
     }
 
     /// Makes the open segment durable, lists it in the manifest, saves the manifest, then commits the consumer.
@@ -233,6 +240,7 @@ public final class StreamExporter {
         self.writer = nil
         manifest.segments.append(entry)
         if let completeThrough { manifest.completeThrough = max(manifest.completeThrough, completeThrough) }
+        try noteChain()
         try manifest.save(to: directory)
         summary.segments += 1
         if manifest.snapshot?.complete != false { try commit(through: manifest.completeThrough) }

@@ -54,6 +54,14 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         public var dictionaryID: UInt32
     }
 
+    /// A point of the source's history chain (``PersistentStoreCoordinator/verifyHistoryChain()``).
+    public struct ChainPoint: Sendable, Codable, Equatable {
+        /// The transaction's token value.
+        public var token: Int64
+        /// Its chain hash, 64 hex digits.
+        public var hash: String
+    }
+
     /// The manifest's format version.
     public var formatVersion = StreamManifest.currentFormatVersion
     /// The source store's ID.
@@ -75,6 +83,10 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     /// types chosen): nil when unknown. In a stream that is not filtered every transaction
     /// follows the one before (tokens are consecutive), so a verifier can tell a gap.
     public var filtered: Bool?
+    /// The source's history chain hash at the newest transaction through ``completeThrough``
+    /// (nil when its history is not chained): `tributary audit verify STORE --against DIR`
+    /// checks that the store still has it, so its history was not rewritten after the export.
+    public var chain: ChainPoint?
 
     /// An empty manifest.
     public init(storeID: UUID, format: StreamFormat, completeThrough: Int64 = 0) {
@@ -126,7 +138,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case formatVersion, storeID, format, snapshot, dictionary, completeThrough, segments, consumer, filtered
+        case formatVersion, storeID, format, snapshot, dictionary, completeThrough, segments, consumer, filtered, chain
     }
 
     /// Encodes the manifest with the store ID in lowercase, as the CLI prints it (a UUID's own
@@ -142,6 +154,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         try container.encode(segments, forKey: .segments)
         try container.encodeIfPresent(consumer, forKey: .consumer)
         try container.encodeIfPresent(filtered, forKey: .filtered)
+        try container.encodeIfPresent(chain, forKey: .chain)
     }
 
     /// Writes the manifest to `directory` atomically: a temporary file, fsync, rename, fsync of the directory.
