@@ -31,6 +31,9 @@ struct QueryCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("x"), .long], help: "One block a row, a line a property (psql's \\x).")
     var vertical = false
 
+    @Option(name: .customLong("as-of"), help: "The rows as they were at this token or ISO 8601 date, rebuilt from history (attributes and to-one relationships).")
+    var asOf: String?
+
     func validate() throws {
         guard limit >= 0 else { throw ValidationError("--limit must be 0 or more, not \(limit)") }
         if json && vertical { throw ValidationError("--json and --vertical exclude each other") }
@@ -42,11 +45,28 @@ struct QueryCommand: AsyncParsableCommand {
         var request = FetchRequest(entityName: entity.name, predicate: try entityOptions.parsedPredicate())
         request.sortDescriptors = try sort.map { try SortDescriptor(parsing: $0) }
         request.fetchLimit = limit
+        if let asOf {
+            try printPast(coordinator, request: request, entity: entity, at: try PastPoint.token(asOf, in: coordinator, option: "--as-of"))
+            return
+        }
         if json {
             try printJSON(coordinator, request: request, entity: entity)
             return
         }
-        let rows = try coordinator.fetch(request)
+        try printTable(try coordinator.fetch(request), entity: entity)
+    }
+
+    /// The rows as of `token`: NDJSON or a table, as for the current rows.
+    private func printPast(_ coordinator: PersistentStoreCoordinator, request: FetchRequest, entity: EntityDescription, at token: PersistentHistoryToken) throws {
+        let rows = try coordinator.fetch(request, asOf: token)
+        if json {
+            Console.print(rows.map { RowFormatter.ndjson($0, toMany: []) + "\n" }.joined(), terminator: "")
+        } else {
+            try printTable(rows, entity: entity)
+        }
+    }
+
+    private func printTable(_ rows: [FetchedRow], entity: EntityDescription) throws {
         let keys = rows.first?.keys ?? entity.attributes.map(\.name) + entity.relationships.filter { !$0.isToMany }.map(\.name)
         let width = TerminalSize.current?.columns
         var lines = vertical ? nil : RowFormatter.table(rows, keys: keys, width: width)

@@ -31,6 +31,9 @@ struct HistoryFilterOptions: ParsableArguments {
     @Option(name: .customLong("type"), help: "Only insert, update or delete; repeat for several.")
     var types: [String] = []
 
+    @Option(name: .long, help: "Only changes of this object (its objectID URI, as query --json prints it): its timeline; repeat for several.")
+    var object: [String] = []
+
     /// The filter, with tokens, dates and types parsed.
     func filter() throws -> HistoryFilter {
         var filter = HistoryFilter()
@@ -42,6 +45,12 @@ struct HistoryFilterOptions: ParsableArguments {
         filter.excludedAuthors = excludeAuthor
         filter.contextNames = contextName
         filter.entities = entity
+        filter.objectIDs = try object.map { text in
+            guard let id = ObjectID(uriRepresentation: text) else {
+                throw TributaryError(.invalidInput, "'\(text)' is not an object ID", location: "--object", hint: "give a URI such as tributary://<store>/Post/p42, as query --json prints it")
+            }
+            return id
+        }
         filter.changeTypes = try types.map { text in
             guard let type = PersistentHistoryChangeType(rawValue: text.lowercased()) else {
                 throw TributaryError(.invalidInput, "unknown change type '\(text)'", location: "--type", hint: "use insert, update or delete")
@@ -55,7 +64,12 @@ struct HistoryFilterOptions: ParsableArguments {
     /// lacks could never match, and would look like "no history").
     func filter(checkedIn coordinator: PersistentStoreCoordinator) throws -> HistoryFilter {
         try coordinator.requireEntities(entity, option: "--entity")
-        return try filter()
+        let filter = try filter()
+        try coordinator.requireEntities(filter.objectIDs.map(\.entityName), option: "--object")
+        if let store = coordinator.persistentStores.first?.identifier, let other = filter.objectIDs.first(where: { $0.storeID != store }) {
+            throw TributaryError(.invalidInput, "\(other) is an object of another store", location: "--object", hint: "this store's objects begin tributary://\(store.uuidString.lowercased())/")
+        }
+        return filter
     }
 
     static func date(_ text: String, option: String) throws -> Date {

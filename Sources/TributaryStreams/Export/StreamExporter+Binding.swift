@@ -40,9 +40,10 @@ extension StreamExporter {
         if changed { try manifest.save(to: directory) }
     }
 
-    /// Whether the export leaves changes out by entity, author, context name or change type.
+    /// Whether the export leaves changes out by entity, author, context name, change type or object.
     static func isFiltered(_ options: ExportOptions) -> Bool {
         let filter = options.filter
         return !filter.entities.isEmpty || !filter.authors.isEmpty || !filter.excludedAuthors.isEmpty || !filter.contextNames.isEmpty || !filter.changeTypes.isEmpty
+            || !filter.objectIDs.isEmpty
     }
 }

@@ -1,0 +1,129 @@
+import Foundation
+
+extension PersistentStoreCoordinator {
+    /// The rows of `request`'s entity as they were just after transaction `token`:
+    /// reconstructed from the current rows and the history after the token, rolled back
+    /// newest first. The predicate is evaluated in memory on the past values (its
+    /// supported operators are those of ``StorePredicate/evaluate(_:)``); sort
+    /// descriptors, limit and offset apply. Rows hold the attributes and to-one
+    /// relationships, as a dictionary fetch does; values excluded from history keep
+    /// their current value.
+    ///
+    /// A token older than the oldest kept history fails with ``TributaryError/Code/historyExpired``:
+    /// replay an exported stream to that point instead.
+    ///
+    /// ```swift
+    /// let lastWeek = try coordinator.historyToken(at: Date().addingTimeInterval(-7 * 86_400))
+    /// let posts = try coordinator.fetch(FetchRequest(entityName: "Post"), asOf: lastWeek)
+    /// ```
+    public func fetch(_ request: FetchRequest, asOf token: PersistentHistoryToken) throws -> [FetchedRow] {
+        let store = try requireHistoryStore()
+        try token.check(belongsTo: store.identifier)
+        guard request.propertiesToGroupBy == nil, !request.returnsDistinctResults, request.propertiesToFetch == nil else {
+            throw TributaryError(.invalidInput, "a fetch as of a past token takes an entity, a predicate, sort descriptors, a limit and an offset only",
+                                 hint: "fetch the rows as of the token, then group or pick properties from them")
+        }
+        try request.predicate?.checkEvaluable()
+        let table = try store.schema.table(request.entityName)
+        return try store.database.read { db in
+            let pruned = try Self.prunedThrough(db)
+            let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
+            guard token.value >= pruned else {
+                throw TributaryError(.historyExpired, "history after token \(token.value) was pruned (the oldest point kept is \(pruned)), so rows as of it cannot be rebuilt",
+                                     location: store.url.path, hint: "replay an exported stream to that point: tributary replay STREAM --into copy.sqlite --until \(token)")
+            }
+            guard token.value <= newest else {
+                throw TributaryError(.invalidInput, "token \(token.value) is after the newest transaction (\(newest))", location: store.url.path, hint: "give a token from tributary history")
+            }
+            var past = try PastRows(entity: table.name, after: token.value, storeID: store.identifier, on: db)
+            let current = try FetchQuery(FetchRequest(entityName: table.name), schema: store.schema)
+            let statement = try db.makeStatement(current.sql)
+            try statement.bind(current.arguments)
+            var rows: [(key: Int64, values: [String: AttributeValue])] = []
+            try current.read(statement, storeID: store.identifier, batchSize: 1000) { batch in
+                for row in batch {
+                    if let values = past.rolledBack(row.objectID.primaryKey, current: row.dictionary) { rows.append((row.objectID.primaryKey, values)) }
+                }
+            }
+            rows += past.deletedSince()
+            return try Self.finish(rows, request: request, names: current.layout.names, storeID: store.identifier)
+        }
+    }
+
+    /// The token of the newest transaction committed at or before `date` (value 0 when the
+    /// history kept starts after it and nothing was pruned), for ``fetch(_:asOf:)``.
+    public func historyToken(at date: Date) throws -> PersistentHistoryToken {
+        let store = try requireHistoryStore()
+        let value = try store.database.read { db -> Int64 in
+            if let token = try db.scalar("SELECT max(token) FROM \(HistorySchema.transactions) WHERE timestamp <= ?", [.double(date.timeIntervalSince1970)])?.integerValue {
+                return token
+            }
+            return try Self.prunedThrough(db)
+        }
+        return PersistentHistoryToken(value: value, storeID: store.identifier)
+    }
+
+    /// Filters, sorts and pages the rebuilt rows, as rows of one batch.
+    private static func finish(_ rows: [(key: Int64, values: [String: AttributeValue])], request: FetchRequest, names: [String],
+                               storeID: UUID) throws -> [FetchedRow] {
+        var kept = try rows.filter { try request.predicate?.evaluate($0.values) ?? true }
+        let sorts = request.sortDescriptors
+        kept.sort { a, b in
+            for sort in sorts {
+                let order = SQLiteOrder.compare(a.values[sort.key] ?? .null, b.values[sort.key] ?? .null)
+                if order != 0 { return sort.ascending ? order < 0 : order > 0 }
+            }
+            return a.key < b.key
+        }
+        kept = Array(kept.dropFirst(request.fetchOffset))
+        if request.fetchLimit > 0 { kept = Array(kept.prefix(request.fetchLimit)) }
+        let batch = RowBatch(layout: RowLayout(names: names), storeID: storeID, entityName: request.entityName, keys: kept.map(\.key),
+                             values: kept.flatMap { row in names.map { row.values[$0] ?? .null } })
+        return batch.rows
+    }
+}
+
+/// What the history after a token says of one entity's rows at that token: which rows
+/// did not exist yet, and the earlier values of what changed since.
+private struct PastRows {
+    /// A row changed since the token: whether it existed at the token, and the value each
+    /// changed property had then (the first `before` seen, oldest change first).
+    struct Then {
+        var existed: Bool
+        var values: [String: AttributeValue] = [:]
+    }
+
+    private var changed: [Int64: Then] = [:]
+
+    init(entity: String, after token: Int64, storeID: UUID, on db: Connection) throws {
+        let statement = try db.makeStatement("SELECT token, payload FROM \(HistorySchema.transactions) WHERE token > ? AND instr(entities, ?) > 0 ORDER BY token")
+        try statement.bind([.integer(token), .string("," + entity + ",")])
+        while try statement.step() {
+            let token = PersistentHistoryToken(value: statement.int64(at: 0), storeID: storeID)
+            let changes = try statement.withBytes(at: 1) { try HistoryPayload.decode($0, token: token, storeID: storeID) { name, _ in name == entity } }
+            for change in changes { note(change) }
+        }
+    }
+
+    private mutating func note(_ change: PersistentHistoryChange) {
+        let key = change.changedObjectID.primaryKey
+        var then = changed[key] ?? Then(existed: change.changeType != .insert)
+        defer { changed[key] = then }
+        guard then.existed, change.changeType != .insert else { return }
+        for property in change.properties where !property.isMembershipChange && !property.isValueExcluded && then.values[property.name] == nil {
+            then.values[property.name] = property.before ?? .null
+        }
+    }
+
+    /// The row `key` at the token, from its current values; nil when it did not exist then.
+    mutating func rolledBack(_ key: Int64, current: [String: AttributeValue]) -> [String: AttributeValue]? {
+        guard let then = changed.removeValue(forKey: key) else { return current }
+        guard then.existed else { return nil }
+        return current.merging(then.values) { _, past in past }
+    }
+
+    /// The rows deleted since the token, from their tombstones.
+    func deletedSince() -> [(key: Int64, values: [String: AttributeValue])] {
+        changed.filter(\.value.existed).map { ($0.key, $0.value.values) }
+    }
+}

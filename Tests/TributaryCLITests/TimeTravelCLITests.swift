@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// `query --as-of`, `restore` and `history --object` through the binary (issue 24).
+@Suite struct TimeTravelCLITests {
+    let scratch = Scratch()
+
+    @Test func queryAsOfRestoreAndTheObjectsTimeline() throws {
+        let db = try CLI.makeBlogStore(at: scratch.path("blog.sqlite"))
+        #expect(try CLI.run(["import", db, "--entity", "Post"], stdin: CLI.posts(0..<3)).status == 0)
+        let point = try CLI.run(["token", db]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try CLI.run(["update", db, "--entity", "Post", "--where", "externalID == 'ext-1'", "--set", "title=Vandalised", "--author", "mallory"]).status == 0)
+        #expect(try CLI.run(["delete", db, "--entity", "Post", "--where", "externalID == 'ext-2'"]).status == 0)
+
+        let past = try CLI.run(["query", db, "--entity", "Post", "--as-of", point, "--json"])
+        #expect(past.status == 0, "\(past.stderr)")
+        let titles = try past.stdout.split(separator: "\n").map { try CLI.json(String($0))["title"] as? String }
+        #expect(titles == ["Post 0", "Post 1", "Post 2"], "\(past.stdout)")
+        let uri = try #require(try CLI.json(String(past.stdout.split(separator: "\n")[1]))["objectID"] as? String)
+
+        let timeline = try CLI.run(["history", db, "--object", uri])
+        #expect(timeline.status == 0, "\(timeline.stderr)")
+        #expect(timeline.stdout.contains("+ insert Post/p2") && timeline.stdout.contains(#"title: "Post 1"  →  "Vandalised""#), "\(timeline.stdout)")
+        #expect(!timeline.stdout.contains("Post/p1") && !timeline.stdout.contains("Post/p3"), "only that object: \(timeline.stdout)")
+
+        let restored = try CLI.run(["restore", db, "--entity", "Post", "--to", point, "--reason", "revert mallory"])
+        #expect(restored.status == 0 && restored.stdout.contains("1 Post row updated, 1 Post row inserted again"), "\(restored.stdout)\(restored.stderr)")
+        let now = try CLI.run(["query", db, "--entity", "Post", "--json"])
+        #expect(try now.stdout.split(separator: "\n").map { try CLI.json(String($0))["title"] as? String } == ["Post 0", "Post 1", "Post 2"])
+        let after = try CLI.run(["history", db, "--object", uri])
+        #expect(after.stdout.contains("author=restore") && after.stdout.contains("reason=revert mallory"), "\(after.stdout)")
+
+        let bad = try CLI.run(["query", db, "--entity", "Post", "--as-of", "yesterday"])
+        #expect(bad.status != 0 && bad.stderrLines.count == 1 && bad.stderr.contains("--as-of"), "\(bad.stderr)")
+        let foreign = try CLI.run(["history", db, "--object", "tributary://00000000-0000-0000-0000-000000000001/Post/p1"])
+        #expect(foreign.status != 0 && foreign.stderr.contains("another store"), "\(foreign.stderr)")
+    }
+}
