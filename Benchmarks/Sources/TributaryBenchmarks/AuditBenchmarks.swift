@@ -31,4 +31,32 @@ enum AuditBenchmarks {
                                   ("rate_10_change_transactions", small), ("transactions_10", smallTransactions)]),
         ]
     }
+
+    /// Rows as of a point 100,000 changes back (updates of half the posts, in 1,000-change
+    /// transactions) against a plain fetch of the same entity's rows: fetch time over
+    /// as-of time (goal ≥ 0.2), best of 5 each, interleaved.
+    static func asOfVsFetch() throws -> [Measurement] {
+        try Harness.withDirectory { dir in
+            let coordinator = try TributaryBench.open(dir.appendingPathComponent("t.sqlite").path, history: true)
+            try HistoryBenchmarks.insert(coordinator, rows: Workload.rows, batch: 1000, author: "importer")
+            let point = try coordinator.currentPersistentHistoryToken()
+            let ids = try coordinator.fetchObjectIDs(Tributary.FetchRequest(entityName: "Post"))
+            let changed = min(100_000, ids.count)
+            for start in stride(from: 0, to: changed, by: 1000) {
+                var update = BatchUpdateRequest(entityName: "Post", propertiesToUpdate: ["title": .string("edited")])
+                update.objectIDs = Array(ids[start..<min(start + 1000, changed)])
+                try coordinator.execute(update)
+            }
+            var rows = (0, 0)
+            let times = try Harness.interleaved(rounds: 5, [
+                { try Harness.time { rows.0 = try coordinator.fetch(Tributary.FetchRequest(entityName: "Post")).count } },
+                { try Harness.time { rows.1 = try coordinator.fetch(Tributary.FetchRequest(entityName: "Post"), asOf: point).count } },
+            ])
+            guard rows.0 == rows.1 else { throw TributaryError(.io, "as of the point: \(rows.1) rows, now \(rows.0)") }
+            return [
+                Measurement(name: "as_of_query_vs_fetch", value: times[0] / times[1], unit: "ratio", goal: ">= 0.2",
+                            details: [("rows", rows.0), ("changes_back", changed), ("fetch_s", times[0]), ("as_of_s", times[1]), ("statistic", "best of 5, interleaved")]),
+            ]
+        }
+    }
 }

@@ -14,6 +14,7 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["frc_update_vs_refetch"], FetchedResultsBenchmarks.update),
     (["history_overhead_batch", "history_overhead_single", "history_vs_grdb_batch", "history_overhead_batch_chain_off", "history_overhead_single_chain_off"], HistoryBenchmarks.overhead),
     (["audit_verify_rate"], AuditBenchmarks.verifyRate),
+    (["as_of_query_vs_fetch"], AuditBenchmarks.asOfVsFetch),
     (["capture_foreign_insert_batch", "capture_foreign_update_batch", "capture_foreign_single"], CaptureBenchmarks.foreign),
     (["capture_fold_lag_p99_ms", "capture_fold_catch_up_ms"], CaptureLagBenchmarks.lag),
     (["capture_foreign_bytes_per_change_ratio"], CaptureBenchmarks.bytesPerChange),

@@ -39,14 +39,15 @@ extension PersistentStoreCoordinator {
             let current = try FetchQuery(FetchRequest(entityName: table.name), schema: store.schema)
             let statement = try db.makeStatement(current.sql)
             try statement.bind(current.arguments)
-            var rows: [(key: Int64, values: [String: AttributeValue])] = []
+            var rows: [(key: Int64, values: [AttributeValue])] = []
+            let layout = current.layout
             try current.read(statement, storeID: store.identifier, batchSize: 1000) { batch in
                 for row in batch {
-                    if let values = past.rolledBack(row.objectID.primaryKey, current: row.dictionary) { rows.append((row.objectID.primaryKey, values)) }
+                    if let values = past.rolledBack(row.objectID.primaryKey, current: row.values, layout: layout) { rows.append((row.objectID.primaryKey, values)) }
                 }
             }
-            rows += past.deletedSince()
-            return try Self.finish(rows, request: request, names: current.layout.names, storeID: store.identifier)
+            rows += past.deletedSince(layout: layout)
+            return try Self.finish(rows, request: request, layout: layout, storeID: store.identifier)
         }
     }
 
@@ -63,22 +64,30 @@ extension PersistentStoreCoordinator {
         return PersistentHistoryToken(value: value, storeID: store.identifier)
     }
 
-    /// Filters, sorts and pages the rebuilt rows, as rows of one batch.
-    private static func finish(_ rows: [(key: Int64, values: [String: AttributeValue])], request: FetchRequest, names: [String],
+    /// Filters, sorts and pages the rebuilt rows (values in `layout`'s order), as rows of one batch.
+    private static func finish(_ rows: [(key: Int64, values: [AttributeValue])], request: FetchRequest, layout: RowLayout,
                                storeID: UUID) throws -> [FetchedRow] {
-        var kept = try rows.filter { try request.predicate?.evaluate($0.values) ?? true }
-        let sorts = request.sortDescriptors
+        var kept = rows
+        if let predicate = request.predicate {
+            kept = try kept.filter { try predicate.evaluate(Dictionary(uniqueKeysWithValues: zip(layout.names, $0.values))) }
+        }
+        let sorts = try request.sortDescriptors.map { sort -> (Int, Bool) in
+            guard let index = layout.index[sort.key] else {
+                throw TributaryError(.unknownProperty, "cannot sort by '\(sort.key)': \(request.entityName) has no such attribute or to-one relationship", location: "sortDescriptors",
+                                     hint: "sort by one of \(layout.names.joined(separator: ", "))")
+            }
+            return (index, sort.ascending)
+        }
         kept.sort { a, b in
-            for sort in sorts {
-                let order = SQLiteOrder.compare(a.values[sort.key] ?? .null, b.values[sort.key] ?? .null)
-                if order != 0 { return sort.ascending ? order < 0 : order > 0 }
+            for (index, ascending) in sorts {
+                let order = SQLiteOrder.compare(a.values[index], b.values[index])
+                if order != 0 { return ascending ? order < 0 : order > 0 }
             }
             return a.key < b.key
         }
-        kept = Array(kept.dropFirst(request.fetchOffset))
-        if request.fetchLimit > 0 { kept = Array(kept.prefix(request.fetchLimit)) }
-        let batch = RowBatch(layout: RowLayout(names: names), storeID: storeID, entityName: request.entityName, keys: kept.map(\.key),
-                             values: kept.flatMap { row in names.map { row.values[$0] ?? .null } })
+        if request.fetchOffset > 0 { kept.removeFirst(min(request.fetchOffset, kept.count)) }
+        if request.fetchLimit > 0, kept.count > request.fetchLimit { kept.removeLast(kept.count - request.fetchLimit) }
+        let batch = RowBatch(layout: layout, storeID: storeID, entityName: request.entityName, keys: kept.map(\.key), values: kept.flatMap(\.values))
         return batch.rows
     }
 }
@@ -115,15 +124,20 @@ private struct PastRows {
         }
     }
 
-    /// The row `key` at the token, from its current values; nil when it did not exist then.
-    mutating func rolledBack(_ key: Int64, current: [String: AttributeValue]) -> [String: AttributeValue]? {
+    /// The row `key` at the token, from its current values (in `layout`'s order); nil when it
+    /// did not exist then.
+    mutating func rolledBack(_ key: Int64, current: [AttributeValue], layout: RowLayout) -> [AttributeValue]? {
         guard let then = changed.removeValue(forKey: key) else { return current }
         guard then.existed else { return nil }
-        return current.merging(then.values) { _, past in past }
+        var values = current
+        for (name, value) in then.values {
+            if let index = layout.index[name] { values[index] = value }
+        }
+        return values
     }
 
     /// The rows deleted since the token, from their tombstones.
-    func deletedSince() -> [(key: Int64, values: [String: AttributeValue])] {
-        changed.filter(\.value.existed).map { ($0.key, $0.value.values) }
+    func deletedSince(layout: RowLayout) -> [(key: Int64, values: [AttributeValue])] {
+        changed.filter(\.value.existed).map { key, then in (key, layout.names.map { then.values[$0] ?? .null }) }
     }
 }
