@@ -29,13 +29,14 @@ enum CLI {
 
 extension CLI {
     /// Runs the binary on a pseudo-terminal (util-linux `script`), as a person at a terminal
-    /// would, and returns what the terminal showed (standard output and error together).
-    static func runOnTerminal(_ arguments: [String], environment: [String: String]) throws -> String {
+    /// would, and returns what the terminal showed (standard output and error together);
+    /// `unsetting` names variables of this process's environment to leave out.
+    static func runOnTerminal(_ arguments: [String], environment: [String: String], unsetting: [String] = []) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         let command = ([binary.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
         process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.filter { !unsetting.contains($0.key) }
         let out = Pipe()
         process.standardOutput = out
         process.standardInput = FileHandle.nullDevice

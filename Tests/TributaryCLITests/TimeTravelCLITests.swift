@@ -35,4 +35,15 @@ import Testing
         let foreign = try CLI.run(["history", db, "--object", "tributary://00000000-0000-0000-0000-000000000001/Post/p1"])
         #expect(foreign.status != 0 && foreign.stderr.contains("another store"), "\(foreign.stderr)")
     }
+
+    @Test func changedValuesAreColouredOnATerminalOnly() throws {
+        let db = try CLI.makeBlogStore(at: scratch.path("colour.sqlite"))
+        #expect(try CLI.run(["import", db, "--entity", "Post"], stdin: CLI.posts(0..<1)).status == 0)
+        #expect(try CLI.run(["update", db, "--entity", "Post", "--all", "--set", "title=New"]).status == 0)
+        let coloured = try CLI.runOnTerminal(["history", db], environment: ["TERM": "xterm", "PAGER": "cat"], unsetting: ["NO_COLOR"])
+        #expect(coloured.contains("title: \u{1B}[31m\"Post 0\"\u{1B}[0m  →  \u{1B}[32m\"New\"\u{1B}[0m"), "\(coloured)")
+        let plain = try CLI.runOnTerminal(["history", db], environment: ["TERM": "xterm", "PAGER": "cat", "NO_COLOR": "1"])
+        #expect(plain.contains(#"title: "Post 0"  →  "New""#) && !plain.contains("\u{1B}[3"), "\(plain)")
+        #expect(!(try CLI.run(["history", db]).stdout.contains("\u{1B}[")), "piped: no colour")
+    }
 }

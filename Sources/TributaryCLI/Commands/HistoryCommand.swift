@@ -61,7 +61,7 @@ struct HistoryCommand: AsyncParsableCommand {
                 } else if oneline {
                     out += HistoryFormatter.oneline(transaction) + "\n"
                 } else {
-                    out += HistoryFormatter.lines(transaction, maxChanges: maxChanges).joined(separator: "\n") + "\n"
+                    out += HistoryFormatter.lines(transaction, maxChanges: maxChanges, colour: Console.usesColour).joined(separator: "\n") + "\n"
                 }
             }
             Console.print(out, terminator: "")

@@ -107,7 +107,7 @@ struct TailCommand: AsyncParsableCommand {
         guard !transactions.isEmpty else { return }
         var out = ""
         for transaction in transactions {
-            out += json ? transaction.jsonLine + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges).joined(separator: "\n") + "\n"
+            out += json ? transaction.jsonLine + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges, colour: Console.usesColour).joined(separator: "\n") + "\n"
         }
         FileHandle.standardOutput.write(Data(out.utf8))
     }

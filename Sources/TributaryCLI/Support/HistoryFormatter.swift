@@ -4,8 +4,10 @@ import Tributary
 /// updates with their before and after values side by side.
 enum HistoryFormatter {
     /// The transaction's header and its changes; with `maxChanges`, only that many changes
-    /// and a line saying how many more there are.
-    static func lines(_ transaction: PersistentHistoryTransaction, maxChanges: Int? = nil) -> [String] {
+    /// and a line saying how many more there are. With `colour`, an update's values before
+    /// show red and after green (ANSI), so changed values stand out.
+    static func lines(_ transaction: PersistentHistoryTransaction, maxChanges: Int? = nil, colour: Bool = false) -> [String] {
+        let (old, new) = colour ? (Self.painted(31), Self.painted(32)) : ({ $0 }, { $0 })
         var header = "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))"
         header += "  author=\(escaped(transaction.author))  context=\(escaped(transaction.contextName))  \(TerminalText.escaped(transaction.processName))[\(transaction.processID)]"
         header += "  \(Plural.counted(transaction.changeCount, "change"))"
@@ -28,7 +30,7 @@ enum HistoryFormatter {
                     } else if property.isValueExcluded {
                         lines.append("      \(property.name): (changed; value not recorded)")
                     } else {
-                        lines.append("      \(property.name): \(show(property.before))  →  \(show(property.after))")
+                        lines.append("      \(property.name): \(old(show(property.before)))  →  \(new(show(property.after)))")
                     }
                 }
             case .delete:
@@ -52,6 +54,11 @@ enum HistoryFormatter {
         let text = parts.isEmpty ? "no changes" : parts.joined(separator: ", ")
         let reason = transaction.reason.map { "  (\(TerminalText.escaped($0)))" } ?? ""
         return "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))  \(escaped(transaction.author))  \(escaped(transaction.contextName))  \(text)\(reason)"
+    }
+
+    /// Text in an ANSI colour (31 red, 32 green).
+    private static func painted(_ code: Int) -> (String) -> String {
+        { "\u{1B}[\(code)m\($0)\u{1B}[0m" }
     }
 
     /// A name from history, escaped for the terminal, or `-` when there is none.

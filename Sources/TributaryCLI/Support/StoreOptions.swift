@@ -58,6 +58,13 @@ struct EntityOptions: ParsableArguments {
 enum Console {
     /// Whether standard output is a terminal.
     static var isTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// Whether to colour what goes to standard output: on a terminal, unless `NO_COLOR` is
+    /// set (no-color.org) or `TERM` is `dumb`.
+    static var usesColour: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return isTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
     /// Whether standard error is a terminal (progress goes there).
     static var isErrorTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
