@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
+        // SHA-256 for the history chain and segment checksums (BoringSSL's, with SHA-NI where the CPU has it).
+        .package(url: "https://github.com/apple/swift-crypto", "3.9.0"..<"5.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -75,6 +77,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(

@@ -60,9 +60,9 @@ enum HistorySchema {
                     sourceID INTEGER NOT NULL,
                     changeCount INTEGER NOT NULL,
                     entities TEXT NOT NULL,
-                    payload BLOB NOT NULL,
+                    hash BLOB,
                     reason TEXT,
-                    hash BLOB);
+                    payload BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS \(consumers) (
                     name TEXT PRIMARY KEY,
                     token INTEGER NOT NULL,
@@ -89,7 +89,9 @@ enum HistorySchema {
             anchor BLOB)
         """
 
-    /// Format 3 from an older one: the reason and hash columns and, unless `chain` is
+    /// Format 3 from an older one: the reason and hash columns (after the payload there, so
+    /// reading the newest hash at each commit reads its overflow pages: new stores put them
+    /// before it) and, unless `chain` is
     /// false, every kept transaction hashed into the chain, in the opening transaction.
     private static func upgrade(on db: Connection, chain: Bool) throws {
         let columns = try db.makeStatement("SELECT name FROM pragma_table_info('\(transactions)')")
