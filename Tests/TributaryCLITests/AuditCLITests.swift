@@ -146,4 +146,39 @@ import Testing
         let verified = try CLI.run(["audit", "verify", db, "--against", stream])
         #expect(verified.status != 0 && verified.stderr.contains("through token 5 it differs from the stream"), "\(verified.stderr)")
     }
+
+    @Test func aSignedCheckpointVouchesForTheHistoryThroughIt() throws {
+        let db = try makeStore()
+        let key = scratch.path("audit-\(UUID().uuidString).key")
+        let made = try CLI.run(["audit", "key", key])
+        #expect(made.status == 0 && made.stdout.hasPrefix("public key "), "\(made.stdout)\(made.stderr)")
+        let publicKey = String(made.stdout.dropFirst("public key ".count)).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect((try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int) == 0o600)
+        let again = try CLI.run(["audit", "key", key])
+        #expect(again.status != 0 && again.stderr.contains("the file exists"), "a key is never overwritten: \(again.stderr)")
+
+        let checkpoint = scratch.path("checkpoint-\(UUID().uuidString).json")
+        let signed = try CLI.run(["audit", "checkpoint", db, "--key", key, "--out", checkpoint])
+        #expect(signed.status == 0 && signed.stdout.contains("checkpoint of token 5"), "\(signed.stdout)\(signed.stderr)")
+        let verified = try CLI.run(["audit", "verify", db, "--checkpoint", checkpoint, "--trusted-key", publicKey])
+        #expect(verified.status == 0 && verified.stdout.contains("and the signed checkpoint at token 5"), "\(verified.stdout)\(verified.stderr)")
+
+        let other = String(try CLI.run(["audit", "key", scratch.path("other-\(UUID().uuidString).key")]).stdout.dropFirst("public key ".count))
+        let untrusted = try CLI.run(["audit", "verify", db, "--checkpoint", checkpoint, "--trusted-key", other.trimmingCharacters(in: .whitespacesAndNewlines)])
+        #expect(untrusted.status != 0 && untrusted.stderr.contains("for the trusted key"), "\(untrusted.stderr)")
+        let text = try String(contentsOfFile: checkpoint, encoding: .utf8)
+        let forged = scratch.path("forged-\(UUID().uuidString).json")
+        try text.replacingOccurrences(of: #""token":5"#, with: #""token":4"#).write(toFile: forged, atomically: true, encoding: .utf8)
+        let edited = try CLI.run(["audit", "verify", db, "--checkpoint", forged])
+        #expect(edited.status != 0 && edited.stderr.contains("signature does not hold"), "\(edited.stderr)")
+
+        // The author edited and every hash recomputed: the chain holds by itself, not against the checkpoint.
+        #expect(try CLI.sqlite3(db, """
+            UPDATE _tributary_history_source SET author = 'mallory' WHERE author = 'bob';
+            UPDATE _tributary_metadata SET value = '2' WHERE key = 'historyFormat';
+            """).status == 0)
+        #expect(try CLI.run(["audit", "verify", db]).status == 0)
+        let rewritten = try CLI.run(["audit", "verify", db, "--checkpoint", checkpoint])
+        #expect(rewritten.status != 0 && rewritten.stderr.contains("through token 5 it differs from the checkpoint"), "\(rewritten.stderr)")
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension PersistentStoreCoordinator {
     /// Walks the history's hash chain (``PersistentStoreDescription/historyHashChain``)
     /// from its anchor to its newest transaction and reports the first transaction whose
@@ -46,6 +48,56 @@ extension PersistentStoreCoordinator {
             if try statement.step() { return statement.isNull(at: 0) ? nil : statement.withBytes(at: 0) { Array($0) } }
             return try Self.prunedThrough(db) == token ? try HistoryChain.anchor(on: db) : nil
         }
+    }
+
+    /// Checks that the store holds chain hash `hash` (hex) at `token`, as `source` (a stream,
+    /// a checkpoint) recorded it: `historyTampered` when it holds another or lacks the token,
+    /// `invalidInput` when the token was pruned since.
+    package func requireHistoryChain(hash: String, at token: Int64, recordedBy source: String) throws {
+        let store = try requireHistoryStore()
+        guard let held = try historyChainHash(at: token) else {
+            let oldest = try oldestKeptHistoryToken().value
+            if token < oldest {
+                throw TributaryError(.invalidInput, "\(source) vouches for token \(token), which this store has pruned (it keeps history after \(oldest))", location: store.url.path,
+                                     hint: "check against a newer one; exporting or checkpointing more often than pruning keeps a point to compare")
+            }
+            throw TributaryError(.historyTampered, "the store's history was edited: token \(token), which \(source) holds, is missing from it", location: store.url.path,
+                                 hint: "its newest transactions were dropped; restore the store from a copy")
+        }
+        guard Hex.string(held) == hash else {
+            throw TributaryError(.historyTampered, "the store's history was edited: through token \(token) it differs from \(source)", location: store.url.path,
+                                 hint: "it was rewritten since; rebuild it from a stream (tributary replay) or restore it from a copy")
+        }
+    }
+
+    /// A checkpoint of the history's newest transaction, signed with the 32-byte Ed25519
+    /// private key `signingKey`, after checking the chain through it.
+    public func makeHistoryCheckpoint(signingKey: Data) throws -> HistoryCheckpoint {
+        let store = try requireHistoryStore()
+        let report = try verifyHistoryChain()
+        if let problem = report.problem {
+            throw TributaryError(.historyTampered, "the history was edited: \(problem); a checkpoint would vouch for it", location: store.url.path,
+                                 hint: "find out what changed (tributary audit verify) before checkpointing")
+        }
+        guard report.isChained else {
+            throw TributaryError(.invalidInput, "the store's history is not chained", location: store.url.path, hint: "only stores with historyHashChain on can be checkpointed")
+        }
+        return try HistoryCheckpoint.sign(storeID: store.identifier, token: report.headToken, hash: report.headHash, signingKey: signingKey)
+    }
+
+    /// Checks a checkpoint: its signature (by `trustedKey`, a base64 public key, when given),
+    /// its store, and that the store still holds its hash at its token.
+    public func verify(_ checkpoint: HistoryCheckpoint, trustedKey: String? = nil) throws {
+        let store = try requireHistoryStore()
+        guard checkpoint.hasValidSignature(trusting: trustedKey) else {
+            throw TributaryError(.historyTampered, "the checkpoint's signature does not hold" + (trustedKey == nil ? "" : " for the trusted key"), location: store.url.path,
+                                 hint: "the checkpoint file was edited, or signed by another key")
+        }
+        guard checkpoint.storeID == store.identifier else {
+            throw TributaryError(.invalidInput, "the checkpoint is of store \(checkpoint.storeID.uuidString.lowercased()), not this one", location: store.url.path,
+                                 hint: "give a checkpoint made from this store")
+        }
+        try requireHistoryChain(hash: checkpoint.hash, at: checkpoint.token, recordedBy: "the checkpoint of \(checkpoint.createdAt)")
     }
 }
 

@@ -8,7 +8,7 @@ struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Check that the store's history was not edited after it was written.",
-        subcommands: [AuditVerifyCommand.self]
+        subcommands: [AuditVerifyCommand.self, AuditCheckpointCommand.self, AuditKeyCommand.self]
     )
 }
 
@@ -37,6 +37,16 @@ struct AuditVerifyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A stream directory exported from this store: check the store against the chain hash it recorded.")
     var against: String?
 
+    @Option(name: .long, help: "A checkpoint file (tributary audit checkpoint): check its signature and that the store still holds its hash.")
+    var checkpoint: String?
+
+    @Option(name: .customLong("trusted-key"), help: "With --checkpoint: the base64 public key that must have signed it.")
+    var trustedKey: String?
+
+    func validate() throws {
+        if trustedKey != nil && checkpoint == nil { throw ValidationError("--trusted-key goes with --checkpoint FILE") }
+    }
+
     func run() async throws {
         let coordinator = try storeOptions.openForHistory()
         let report = try coordinator.verifyHistoryChain()
@@ -49,6 +59,7 @@ struct AuditVerifyCommand: AsyncParsableCommand {
                                  hint: "nothing to verify; new stores chain their history by default")
         }
         let matched = try against.map { try check(against: $0, coordinator) }
+        let vouched = try checkpoint.map { try check(checkpoint: $0, coordinator) }
         if json {
             var writer = JSONWriter()
             writer.object {
@@ -58,12 +69,14 @@ struct AuditVerifyCommand: AsyncParsableCommand {
                 $0.field("headToken", .integer(report.headToken))
                 $0.field("headHash", .string(report.headHash))
                 if let matched { $0.field("matchedStreamToken", .integer(matched)) }
+                if let vouched { $0.field("matchedCheckpointToken", .integer(vouched)) }
             }
             Console.print(writer.text)
         } else {
             let range = report.transactions == 0 ? "no transactions kept" : "tokens \(report.oldestToken)…\(report.headToken)"
             let stream = matched.map { ", and the stream \(against!) at token \($0)" } ?? ""
-            Console.print("ok: \(Plural.counted(report.transactions, "transaction")) (\(Plural.counted(report.changes, "change"))), \(range), chain head \(report.headHash)\(stream)")
+            let signed = vouched.map { ", and the signed checkpoint at token \($0)" } ?? ""
+            Console.print("ok: \(Plural.counted(report.transactions, "transaction")) (\(Plural.counted(report.changes, "change"))), \(range), chain head \(report.headHash)\(stream)\(signed)")
         }
     }
 
@@ -82,19 +95,92 @@ struct AuditVerifyCommand: AsyncParsableCommand {
             throw TributaryError(.invalidInput, "the stream records no chain hash (exported before history was chained, or from a store without the chain)", location: directory,
                                  hint: "export again from this store; the next export records it")
         }
-        guard let held = try coordinator.historyChainHash(at: point.token) else {
-            let oldest = try coordinator.oldestKeptHistoryToken().value
-            if point.token < oldest {
-                throw TributaryError(.invalidInput, "the stream's chain hash is for token \(point.token), which this store has pruned (it keeps history after \(oldest))", location: directory,
-                                     hint: "check against a newer export; exporting more often than pruning keeps a point to compare")
-            }
-            throw TributaryError(.historyTampered, "the store's history was edited: token \(point.token), which the stream \(directory) holds, is missing from it",
-                                 location: storeOptions.store, hint: "its newest transactions were dropped after the export; restore the store from a copy")
-        }
-        guard Hex.string(held) == point.hash else {
-            throw TributaryError(.historyTampered, "the store's history was edited: through token \(point.token) it differs from the stream \(directory), exported before",
-                                 location: storeOptions.store, hint: "it was rewritten after the export; replay the stream to rebuild it, or restore the store from a copy")
-        }
+        try coordinator.requireHistoryChain(hash: point.hash, at: point.token, recordedBy: "the stream \(directory)")
         return point.token
+    }
+
+    /// Checks the signed checkpoint in `file`; returns the token it vouches for.
+    private func check(checkpoint file: String, _ coordinator: PersistentStoreCoordinator) throws -> Int64 {
+        let checkpoint: HistoryCheckpoint
+        do {
+            checkpoint = try JSONDecoder().decode(HistoryCheckpoint.self, from: try Data(contentsOf: URL(fileURLWithPath: file)))
+        } catch let error as TributaryError {
+            throw error
+        } catch let error as DecodingError {
+            throw TributaryError(.invalidInput, "not a checkpoint: \(error.shortDescription)", location: file, hint: "give a file tributary audit checkpoint wrote")
+        } catch {
+            throw TributaryError(.fileNotFound, "cannot read the checkpoint", location: file, hint: "give a file tributary audit checkpoint wrote")
+        }
+        try coordinator.verify(checkpoint, trustedKey: trustedKey)
+        return checkpoint.token
+    }
+}
+
+/// `tributary audit key FILE`: a new Ed25519 signing key for checkpoints.
+struct AuditKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Make a new Ed25519 signing key for checkpoints (the file is readable by you only); print its public key.",
+        discussion: "Example: tributary audit key ~/.tributary/audit.key"
+    )
+
+    @Argument(help: "Where to write the private key (base64); an existing file is never overwritten.")
+    var file: String
+
+    func run() async throws {
+        let (privateKey, publicKey) = HistoryCheckpoint.newSigningKey()
+        let fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            let exists = errno == EEXIST
+            throw TributaryError(exists ? .invalidInput : .io, exists ? "the file exists" : "cannot create the key file (\(String(cString: strerror(errno))))", location: file,
+                                 hint: exists ? "give a new path; a key is never overwritten" : "check the directory exists and is writable")
+        }
+        let text = privateKey.base64EncodedString() + "\n"
+        let written = text.withCString { write(fd, $0, strlen($0)) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == text.utf8.count, synced else {
+            unlink(file)
+            throw TributaryError(.io, "cannot write the key file", location: file, hint: "check the disk has room")
+        }
+        Console.print("public key \(publicKey)")
+    }
+}
+
+/// `tributary audit checkpoint STORE --key FILE [--out FILE]`.
+struct AuditCheckpointCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkpoint",
+        abstract: "Sign the history's current chain head with an Ed25519 key (after verifying the chain), as JSON.",
+        discussion: """
+            Example: tributary audit checkpoint blog.sqlite --key audit.key --out checkpoints/2024-05-01.json
+            Keep checkpoints away from the store: tributary audit verify STORE --checkpoint FILE then \
+            proves that the history through the checkpoint's token was not rewritten since.
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: "The private key file (tributary audit key makes one).")
+    var key: String
+
+    @Option(name: .long, help: "Write the checkpoint to this file instead of standard output.")
+    var out: String?
+
+    func run() async throws {
+        guard let text = try? String(contentsOfFile: key, encoding: .utf8), let bytes = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TributaryError(.invalidInput, "cannot read a key here", location: key, hint: "make one with tributary audit key FILE")
+        }
+        let coordinator = try storeOptions.openForHistory()
+        let checkpoint = try coordinator.makeHistoryCheckpoint(signingKey: bytes)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(checkpoint), as: UTF8.self)
+        if let out {
+            try DurableFile.write(Data((json + "\n").utf8), to: URL(fileURLWithPath: out))
+            Console.print("checkpoint of token \(checkpoint.token) written to \(out)")
+        } else {
+            Console.print(json)
+        }
     }
 }

@@ -51,7 +51,7 @@ public struct StreamRecord: Sendable, Equatable {
     public var author: String?
     /// The transaction's context name.
     public var contextName: String?
-    /// Why the transaction was made (``TransactionMetadata/reason``), when its writer said.
+    /// Why the transaction was made (`TransactionMetadata.reason`), when its writer said.
     public var reason: String?
     /// What happened.
     public var operation: StreamOperation

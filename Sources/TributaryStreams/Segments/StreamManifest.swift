@@ -54,7 +54,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         public var dictionaryID: UInt32
     }
 
-    /// A point of the source's history chain (``PersistentStoreCoordinator/verifyHistoryChain()``).
+    /// A point of the source's history chain (`PersistentStoreCoordinator.verifyHistoryChain()`).
     public struct ChainPoint: Sendable, Codable, Equatable {
         /// The transaction's token value.
         public var token: Int64
