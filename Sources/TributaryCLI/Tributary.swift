@@ -19,7 +19,7 @@ struct TributaryCommand: AsyncParsableCommand {
             InitCommand.self, AdoptCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
             HistoryCommand.self, TailCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
-            ExportCommand.self, VerifyCommand.self, ReplayCommand.self, AuditCommand.self, RestoreCommand.self,
+            ExportCommand.self, VerifyCommand.self, ReplayCommand.self, AuditCommand.self, RestoreCommand.self, ShowCommand.self,
             RunCommand.self, StatusCommand.self, SearchCommand.self,
             ExplainCommand.self, DemoCommand.self,
         ]

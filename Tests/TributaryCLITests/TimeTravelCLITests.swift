@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `query --as-of`, `restore` and `history --object` through the binary (issue 24).
+/// `query --as-of`, `show`, `restore` and `history --object` through the binary (issue 24).
 @Suite struct TimeTravelCLITests {
     let scratch = Scratch()
 
@@ -22,6 +22,16 @@ import Testing
         #expect(timeline.status == 0, "\(timeline.stderr)")
         #expect(timeline.stdout.contains("+ insert Post/p2") && timeline.stdout.contains(#"title: "Post 1"  →  "Vandalised""#), "\(timeline.stdout)")
         #expect(!timeline.stdout.contains("Post/p1") && !timeline.stdout.contains("Post/p3"), "only that object: \(timeline.stdout)")
+
+        let shownNow = try CLI.run(["show", db, uri, "--json"])
+        #expect(shownNow.status == 0, "\(shownNow.stderr)")
+        #expect(try CLI.json(shownNow.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["title"] as? String == "Vandalised", "\(shownNow.stdout)")
+        let shownThen = try CLI.run(["show", db, uri, "--as-of", point, "--json"])
+        #expect(try CLI.json(shownThen.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["title"] as? String == "Post 1", "\(shownThen.stdout)\(shownThen.stderr)")
+        let deleted = uri.replacingOccurrences(of: "/Post/p2", with: "/Post/p3")
+        let gone = try CLI.run(["show", db, deleted])
+        #expect(gone.status != 0 && gone.stderrLines.count == 1 && gone.stderr.contains("--object \(deleted)"), "\(gone.stderr)")
+        #expect(try CLI.run(["show", db, deleted, "--as-of", point]).stdout.contains("Post 2"), "a deleted object as it was")
 
         let restored = try CLI.run(["restore", db, "--entity", "Post", "--to", point, "--reason", "revert mallory"])
         #expect(restored.status == 0 && restored.stdout.contains("1 Post row updated, 1 Post row inserted again"), "\(restored.stdout)\(restored.stderr)")

@@ -45,12 +45,7 @@ struct HistoryFilterOptions: ParsableArguments {
         filter.excludedAuthors = excludeAuthor
         filter.contextNames = contextName
         filter.entities = entity
-        filter.objectIDs = try object.map { text in
-            guard let id = ObjectID(uriRepresentation: text) else {
-                throw TributaryError(.invalidInput, "'\(text)' is not an object ID", location: "--object", hint: "give a URI such as tributary://<store>/Post/p42, as query --json prints it")
-            }
-            return id
-        }
+        filter.objectIDs = try object.map { try ObjectArgument.parse($0, option: "--object") }
         filter.changeTypes = try types.map { text in
             guard let type = PersistentHistoryChangeType(rawValue: text.lowercased()) else {
                 throw TributaryError(.invalidInput, "unknown change type '\(text)'", location: "--type", hint: "use insert, update or delete")
@@ -65,10 +60,7 @@ struct HistoryFilterOptions: ParsableArguments {
     func filter(checkedIn coordinator: PersistentStoreCoordinator) throws -> HistoryFilter {
         try coordinator.requireEntities(entity, option: "--entity")
         let filter = try filter()
-        try coordinator.requireEntities(filter.objectIDs.map(\.entityName), option: "--object")
-        if let store = coordinator.persistentStores.first?.identifier, let other = filter.objectIDs.first(where: { $0.storeID != store }) {
-            throw TributaryError(.invalidInput, "\(other) is an object of another store", location: "--object", hint: "this store's objects begin tributary://\(store.uuidString.lowercased())/")
-        }
+        try ObjectArgument.check(filter.objectIDs, in: coordinator, option: "--object")
         return filter
     }
 
