@@ -105,6 +105,10 @@ import Testing
         #expect(try CLI.json(lines[0])["reason"] is NSNull)
         let text = try CLI.run(["history", db])
         #expect(text.stdout.contains("reason=ticket 42: backfill"), "\(text.stdout)")
+        // An empty reason is none.
+        #expect(try CLI.run(["import", db, "--entity", "Post", "--reason", ""], stdin: CLI.posts(40..<41)).status == 0)
+        let last = try CLI.run(["history", db, "--reverse", "--limit", "1", "--json"])
+        #expect(try CLI.json(last.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["reason"] is NSNull, "\(last.stdout)")
     }
 
     /// A store exported to a stream, then edited with the shell as `sql`; returns the store and the stream.

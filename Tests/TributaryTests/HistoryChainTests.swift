@@ -115,4 +115,33 @@ import TributaryTestSupport
         let problem = try coordinator.verifyHistoryChain().problem
         #expect(problem?.token == 2 && problem?.kind == .altered)
     }
+
+    @Test func aPruneInSeveralBatchesIsOneLoggedRowAndTheChainStaysAnchored() throws {
+        let coordinator = try open()
+        for i in 0..<20 { try coordinator.execute(BatchInsertRequest(entityName: "Tag", objects: [["name": .string("tag-\(i)")]])) }
+        let through = try coordinator.currentPersistentHistoryToken()
+        try coordinator.execute(BatchInsertRequest(entityName: "Tag", objects: [["name": "kept"]]))
+        let result = try coordinator.deleteHistory(.deleteHistory(before: through))
+        #expect(result.transactions == 20 && result.changes == 20)
+        #expect(try edit("SELECT through, transactions, changes, length(anchor) FROM _tributary_history_prune;") == "20|20|20|32\n")
+        let report = try coordinator.verifyHistoryChain()
+        #expect(report.problem == nil && report.transactions == 1 && report.oldestToken == 21)
+    }
+
+    @Test func aCheckpointIsRefusedWhenTheChainBeforeItsTokenWasEdited() throws {
+        let coordinator = try open()
+        try Fixtures.seedBlog(coordinator, posts: 2)
+        let key = HistoryCheckpoint.newSigningKey()
+        let checkpoint = try coordinator.makeHistoryCheckpoint(signingKey: key.privateKey)
+        try coordinator.verify(checkpoint, trustedKey: key.publicKey)
+        // An edit before the checkpoint's token leaves the hash at the token as it was; the
+        // chain up to it no longer holds, so the checkpoint no longer vouches for the history.
+        try edit("UPDATE _tributary_history SET payload = payload || x'00' WHERE token = 1;")
+        do {
+            try coordinator.verify(checkpoint, trustedKey: key.publicKey)
+            Issue.record("an edited history passed against its checkpoint")
+        } catch let error as TributaryError {
+            #expect(error.code == .historyTampered && error.message.contains("token 1"), "\(error)")
+        }
+    }
 }

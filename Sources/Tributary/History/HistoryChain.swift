@@ -58,8 +58,15 @@ enum HistoryChain {
     /// The newest transaction's token and hash, or, with none kept, the pruned-through
     /// token and the anchor; the hash is nil when the history is not chained.
     static func head(on db: Connection) throws -> (token: Int64, hash: [UInt8]?) {
-        let newest = try db.cachedStatement("SELECT token, hash FROM \(HistorySchema.transactions) ORDER BY token DESC LIMIT 1")
+        try point(through: .max, on: db)
+    }
+
+    /// The newest kept transaction at or before `token` and its hash or, with none kept
+    /// there, the pruned-through token and the anchor; the hash is nil when not chained.
+    static func point(through token: Int64, on db: Connection) throws -> (token: Int64, hash: [UInt8]?) {
+        let newest = try db.cachedStatement("SELECT token, hash FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token DESC LIMIT 1")
         defer { newest.reset() }
+        try newest.bind([.integer(token)])
         if try newest.step() {
             return (newest.int64(at: 0), newest.isNull(at: 1) ? nil : newest.withBytes(at: 1) { Array($0) })
         }

@@ -22,6 +22,19 @@ public struct HistoryChainReport: Sendable, Equatable {
     public var headHash = ""
     /// The first difference, nil when the chain holds.
     public var problem: HistoryChainProblem?
+
+    /// Throws `historyTampered` naming the first difference, or `invalidInput` when the
+    /// history is not chained; `location` is the store's path.
+    package func requireIntact(location: String) throws {
+        if let problem {
+            throw TributaryError(.historyTampered, "the history was edited: \(problem)", location: location,
+                                 hint: "compare it with an exported stream or a replica, and restore the store from a copy taken before token \(problem.token)")
+        }
+        guard isChained else {
+            throw TributaryError(.invalidInput, "the store's history is not chained (it was made with historyHashChain off)", location: location,
+                                 hint: "nothing to verify; new stores chain their history by default")
+        }
+    }
 }
 
 /// The first place a history chain does not hold.

@@ -27,14 +27,8 @@ extension PersistentStoreCoordinator {
     /// later be checked against it. Nil when the history is not chained.
     package func historyChainPoint(through token: Int64) throws -> (token: Int64, hash: [UInt8])? {
         let store = try requireHistoryStore()
-        return try store.database.read { db in
-            let statement = try db.makeStatement("SELECT token, hash FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token DESC LIMIT 1")
-            try statement.bind([.integer(token)])
-            if try statement.step() {
-                return statement.isNull(at: 1) ? nil : (statement.int64(at: 0), statement.withBytes(at: 1) { Array($0) })
-            }
-            return try HistoryChain.anchor(on: db).map { (try Self.prunedThrough(db), $0) }
-        }
+        let point = try store.database.read { db in try HistoryChain.point(through: token, on: db) }
+        return point.hash.map { (point.token, $0) }
     }
 
     /// The chain hash the store holds for transaction `token`: its stored hash, or the
@@ -75,20 +69,23 @@ extension PersistentStoreCoordinator {
     public func makeHistoryCheckpoint(signingKey: Data) throws -> HistoryCheckpoint {
         let store = try requireHistoryStore()
         let report = try verifyHistoryChain()
-        if let problem = report.problem {
-            throw TributaryError(.historyTampered, "the history was edited: \(problem); a checkpoint would vouch for it", location: store.url.path,
-                                 hint: "find out what changed (tributary audit verify) before checkpointing")
-        }
-        guard report.isChained else {
-            throw TributaryError(.invalidInput, "the store's history is not chained", location: store.url.path, hint: "only stores with historyHashChain on can be checkpointed")
-        }
+        try report.requireIntact(location: store.url.path)
         return try HistoryCheckpoint.sign(storeID: store.identifier, token: report.headToken, hash: report.headHash, signingKey: signingKey)
     }
 
-    /// Checks a checkpoint: its signature (by `trustedKey`, a base64 public key, when given),
-    /// its store, and that the store still holds its hash at its token.
+    /// Checks a checkpoint: the chain (``verifyHistoryChain()``), the checkpoint's signature
+    /// (by `trustedKey`, a base64 public key, when given), its store, and that the store
+    /// still holds its hash at its token. Only together do they prove that the history
+    /// through the checkpoint's token is as it was: the hash there vouches for every
+    /// transaction before it only when the chain up to it holds.
     public func verify(_ checkpoint: HistoryCheckpoint, trustedKey: String? = nil) throws {
+        try verify(checkpoint, trustedKey: trustedKey, chain: try verifyHistoryChain())
+    }
+
+    /// ``verify(_:trustedKey:)`` with the chain already walked (`chain`).
+    package func verify(_ checkpoint: HistoryCheckpoint, trustedKey: String?, chain: HistoryChainReport) throws {
         let store = try requireHistoryStore()
+        try chain.requireIntact(location: store.url.path)
         guard checkpoint.hasValidSignature(trusting: trustedKey) else {
             throw TributaryError(.historyTampered, "the checkpoint's signature does not hold" + (trustedKey == nil ? "" : " for the trusted key"), location: store.url.path,
                                  hint: "the checkpoint file was edited, or signed by another key")

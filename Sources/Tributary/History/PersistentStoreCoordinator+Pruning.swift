@@ -78,17 +78,28 @@ extension PersistentStoreCoordinator {
         // Delete in batches, sizing each to take about 2 ms of the writer's time.
         var batch = 4
         let clock = ContinuousClock()
+        // This prune's row in the prune log, written with each batch it deletes.
+        var logID: Int64?
         while true {
             let started = clock.now
             let (deleted, changes) = try store.database.write { db -> (Int, Int) in
-                let changes = Int(try db.scalar("SELECT coalesce(sum(changeCount), 0) FROM (SELECT changeCount FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)", [.integer(limit), .integer(Int64(batch))])?.integerValue ?? 0)
-                try Self.moveChainAnchor(pastBatch: batch, through: limit, on: db)
-                try db.execute("DELETE FROM \(HistorySchema.transactions) WHERE token IN (SELECT token FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)", [.integer(limit), .integer(Int64(batch))])
-                let deleted = db.changes
+                // The batch: the oldest `batch` transactions through `limit`, ending at `last`.
+                let last = try db.scalar("SELECT max(token) FROM (SELECT token FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?)",
+                                         [.integer(limit), .integer(Int64(batch))])?.integerValue
+                var (deleted, changes) = (0, 0)
+                if let last {
+                    changes = Int(try db.scalar("SELECT coalesce(sum(changeCount), 0) FROM \(HistorySchema.transactions) WHERE token <= ?", [.integer(last)])?.integerValue ?? 0)
+                    try Self.moveChainAnchor(to: last, on: db)
+                    try db.execute("DELETE FROM \(HistorySchema.transactions) WHERE token <= ?", [.integer(last)])
+                    deleted = db.changes
+                }
                 let previous = try Self.prunedThrough(db)
                 let pruned = max(previous, limit)
                 if pruned > previous {
                     try db.execute("UPDATE _tributary_metadata SET value = ? WHERE key = 'historyPrunedThrough'", [.string(String(pruned))])
+                }
+                if deleted > 0 {
+                    logID = try Self.logPrune(logID, through: pruned, transactions: result.transactions + deleted, changes: result.changes + changes, on: db)
                 }
                 return (deleted, changes)
             }
@@ -102,31 +113,28 @@ extension PersistentStoreCoordinator {
             if elapsed < .milliseconds(1) { batch = min(batch * 2, 65_536) } else if elapsed > .milliseconds(4) { batch = max(1, batch / 2) }
         }
         result.prunedThrough = try store.database.read { try Self.prunedThrough($0) }
-        if result.transactions > 0 { try Self.recordPrune(result, in: store) }
         return result
     }
 
-    /// Keeps the chain anchored (``HistoryChain``): before a batch of the oldest
-    /// transactions is deleted, the hash of its newest becomes the anchor the oldest kept
-    /// one chains from.
-    private static func moveChainAnchor(pastBatch batch: Int, through limit: Int64, on db: Connection) throws {
-        guard try HistoryChain.anchor(on: db) != nil else { return }
-        let newest = try db.makeStatement("""
-            SELECT hash FROM (SELECT token, hash FROM \(HistorySchema.transactions) WHERE token <= ? ORDER BY token LIMIT ?) ORDER BY token DESC LIMIT 1
-            """)
-        try newest.bind([.integer(limit), .integer(Int64(batch))])
-        guard try newest.step(), !newest.isNull(at: 0) else { return }
-        try HistoryChain.setAnchor(newest.withBytes(at: 0) { Array($0) }, on: db)
+    /// Keeps the chain anchored (``HistoryChain``): before the transactions through `last`
+    /// are deleted, `last`'s hash becomes the anchor the oldest kept one chains from.
+    private static func moveChainAnchor(to last: Int64, on db: Connection) throws {
+        guard try HistoryChain.anchor(on: db) != nil, let hash = try HistoryChain.point(through: last, on: db).hash else { return }
+        try HistoryChain.setAnchor(hash, on: db)
     }
 
-    /// A prune is itself recorded, in `_tributary_history_prune`: when, through which
-    /// token, how much went, and the anchor the chain now starts from.
-    private static func recordPrune(_ result: HistoryPruneResult, in store: PersistentStore) throws {
-        try store.write { db in
-            try db.execute("INSERT INTO \(HistorySchema.prunes) (prunedAt, through, transactions, changes, anchor) VALUES (?, ?, ?, ?, ?)", [
-                .double(Date().timeIntervalSince1970), .integer(result.prunedThrough), .integer(Int64(result.transactions)), .integer(Int64(result.changes)),
-                try HistoryChain.anchor(on: db).map { .data(Data($0)) } ?? .null,
-            ])
+    /// A prune is itself recorded, in `_tributary_history_prune`, in the transaction of each
+    /// batch it deletes (so the record cannot be lost while the deletion stays): when,
+    /// through which token, how much went so far, and the anchor the chain now starts from.
+    /// Returns the prune's row ID (`id`, nil before its first batch).
+    private static func logPrune(_ id: Int64?, through: Int64, transactions: Int, changes: Int, on db: Connection) throws -> Int64 {
+        let values: [AttributeValue] = [.double(Date().timeIntervalSince1970), .integer(through), .integer(Int64(transactions)), .integer(Int64(changes)),
+                                        try HistoryChain.anchor(on: db).map { .data(Data($0)) } ?? .null]
+        guard let id else {
+            try db.execute("INSERT INTO \(HistorySchema.prunes) (prunedAt, through, transactions, changes, anchor) VALUES (?, ?, ?, ?, ?)", values)
+            return db.lastInsertRowID
         }
+        try db.execute("UPDATE \(HistorySchema.prunes) SET prunedAt = ?, through = ?, transactions = ?, changes = ?, anchor = ? WHERE id = ?", values + [.integer(id)])
+        return id
     }
 }

@@ -27,8 +27,11 @@ extension PersistentStoreCoordinator {
     @discardableResult
     public func restore(entityName: String, predicate: StorePredicate? = nil, to token: PersistentHistoryToken, reason: String? = nil) throws -> RestoreResult {
         let entity = try requireStore().model.requireEntity(entityName)
-        let then = try fetch(FetchRequest(entityName: entityName, predicate: predicate), asOf: token)
-        let existedThen = try Set(fetch(FetchRequest(entityName: entityName), asOf: token).map(\.objectID))
+        try predicate?.checkEvaluable()
+        // Every row as of the token, once: those the predicate matched then are restored.
+        let past = try fetch(FetchRequest(entityName: entityName), asOf: token)
+        let then = try past.filter { try predicate?.evaluate($0.dictionary) ?? true }
+        let existedThen = Set(past.map(\.objectID))
         let now = try fetch(FetchRequest(entityName: entityName))
         let writable = Set(entity.attributes.filter { !$0.isDerived }.map { $0.name } + entity.relationships.filter { !$0.isToMany }.map { $0.name })
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: self)
@@ -38,8 +41,10 @@ extension PersistentStoreCoordinator {
         try context.performAndWait {
             let current = Dictionary(uniqueKeysWithValues: now.map { ($0.objectID, $0) })
             let unique = UniqueRows(now, constraints: entity.uniquenessConstraints)
+            var reused: Set<ObjectID> = []
             for row in then {
                 if let present = current[row.objectID] ?? unique.match(row) {
+                    if present.objectID != row.objectID { reused.insert(present.objectID) }
                     let differing = row.keys.filter { writable.contains($0) && row[$0] != present[$0] }
                     guard !differing.isEmpty else { continue }
                     let object = try context.existingObject(with: present.objectID)
@@ -51,7 +56,6 @@ extension PersistentStoreCoordinator {
                     result.reinserted += 1
                 }
             }
-            let reused = Set(then.compactMap { current[$0.objectID] == nil ? unique.match($0)?.objectID : nil })
             for row in now where !existedThen.contains(row.objectID) && !reused.contains(row.objectID) {
                 guard try predicate?.evaluate(row.dictionary) ?? true else { continue }
                 context.delete(try context.existingObject(with: row.objectID))

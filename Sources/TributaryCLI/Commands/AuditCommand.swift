@@ -50,16 +50,9 @@ struct AuditVerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let coordinator = try storeOptions.openForHistory()
         let report = try coordinator.verifyHistoryChain()
-        if let problem = report.problem {
-            throw TributaryError(.historyTampered, "the history was edited: \(problem)", location: storeOptions.store,
-                                 hint: "compare it with an exported stream or a replica, and restore the store from a copy taken before token \(problem.token)")
-        }
-        guard report.isChained else {
-            throw TributaryError(.invalidInput, "the store's history is not chained (it was made with historyHashChain off)", location: storeOptions.store,
-                                 hint: "nothing to verify; new stores chain their history by default")
-        }
+        try report.requireIntact(location: storeOptions.store)
         let matched = try against.map { try check(against: $0, coordinator) }
-        let vouched = try checkpoint.map { try check(checkpoint: $0, coordinator) }
+        let vouched = try checkpoint.map { try check(checkpoint: $0, coordinator, chain: report) }
         if json {
             var writer = JSONWriter()
             writer.object {
@@ -100,7 +93,7 @@ struct AuditVerifyCommand: AsyncParsableCommand {
     }
 
     /// Checks the signed checkpoint in `file`; returns the token it vouches for.
-    private func check(checkpoint file: String, _ coordinator: PersistentStoreCoordinator) throws -> Int64 {
+    private func check(checkpoint file: String, _ coordinator: PersistentStoreCoordinator, chain: HistoryChainReport) throws -> Int64 {
         let checkpoint: HistoryCheckpoint
         do {
             checkpoint = try JSONDecoder().decode(HistoryCheckpoint.self, from: try Data(contentsOf: URL(fileURLWithPath: file)))
@@ -111,7 +104,7 @@ struct AuditVerifyCommand: AsyncParsableCommand {
         } catch {
             throw TributaryError(.fileNotFound, "cannot read the checkpoint", location: file, hint: "give a file tributary audit checkpoint wrote")
         }
-        try coordinator.verify(checkpoint, trustedKey: trustedKey)
+        try coordinator.verify(checkpoint, trustedKey: trustedKey, chain: chain)
         return checkpoint.token
     }
 }

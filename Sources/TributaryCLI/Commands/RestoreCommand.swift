@@ -28,7 +28,7 @@ struct RestoreCommand: AsyncParsableCommand {
         let coordinator = try storeOptions.open()
         let entity = try coordinator.requireModel().requireEntity(entityOptions.entity)
         let token = try PastPoint.token(to, in: coordinator, option: "--to")
-        let result = try coordinator.restore(entityName: entity.name, predicate: try entityOptions.parsedPredicate(), to: token, reason: reason)
+        let result = try coordinator.restore(entityName: entity.name, predicate: try entityOptions.parsedPredicate(), to: token, reason: reason.flatMap { $0.isEmpty ? nil : $0 })
         let parts = [(result.updated, "updated"), (result.reinserted, "inserted again"), (result.deleted, "deleted")].filter { $0.0 > 0 }
         let text = parts.isEmpty ? "nothing to restore: the rows are as they were" : parts.map { "\(Plural.counted($0.0, "\(entity.name) row")) \($0.1)" }.joined(separator: ", ")
         Console.print("restored to \(token): \(text)")

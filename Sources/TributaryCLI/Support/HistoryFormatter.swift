@@ -11,7 +11,7 @@ enum HistoryFormatter {
         var header = "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))"
         header += "  author=\(escaped(transaction.author))  context=\(escaped(transaction.contextName))  \(TerminalText.escaped(transaction.processName))[\(transaction.processID)]"
         header += "  \(Plural.counted(transaction.changeCount, "change"))"
-        if let reason = transaction.reason { header += "  reason=\(TerminalText.escaped(reason))" }
+        if let reason = transaction.reason, !reason.isEmpty { header += "  reason=\(TerminalText.escaped(reason))" }
         var lines = [header]
         let shown = maxChanges.map { min($0, transaction.changes.count) } ?? transaction.changes.count
         for change in transaction.changes.prefix(shown) {
@@ -52,7 +52,7 @@ enum HistoryFormatter {
         let types: [(PersistentHistoryChangeType, String)] = [(.insert, "insert"), (.update, "update"), (.delete, "delete")]
         let parts = types.compactMap { type, noun in counts[type].map { Plural.counted($0, noun) } }
         let text = parts.isEmpty ? "no changes" : parts.joined(separator: ", ")
-        let reason = transaction.reason.map { "  (\(TerminalText.escaped($0)))" } ?? ""
+        let reason = transaction.reason.flatMap { $0.isEmpty ? nil : "  (\(TerminalText.escaped($0)))" } ?? ""
         return "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))  \(escaped(transaction.author))  \(escaped(transaction.contextName))  \(text)\(reason)"
     }
 

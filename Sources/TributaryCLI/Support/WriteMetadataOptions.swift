@@ -9,8 +9,8 @@ struct WriteMetadataOptions: ParsableArguments {
     @Option(name: .long, help: "Why the change is made, recorded in history (shown by history, tail and every stream format).")
     var reason: String?
 
-    /// The metadata for a write by the command named `context`.
+    /// The metadata for a write by the command named `context` (an empty reason is none).
     func metadata(context: String) -> TransactionMetadata {
-        TransactionMetadata(author: author, contextName: context, reason: reason)
+        TransactionMetadata(author: author, contextName: context, reason: reason.flatMap { $0.isEmpty ? nil : $0 })
     }
 }
