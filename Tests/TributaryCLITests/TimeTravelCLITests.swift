@@ -46,6 +46,28 @@ import Testing
         #expect(foreign.status != 0 && foreign.stderr.contains("another store"), "\(foreign.stderr)")
     }
 
+    @Test func anObjectsTimelineIsFollowed() async throws {
+        let db = try CLI.makeBlogStore(at: scratch.path("follow.sqlite"))
+        #expect(try CLI.run(["import", db, "--entity", "Post"], stdin: CLI.posts(0..<3)).status == 0)
+        let rows = try CLI.run(["query", db, "--entity", "Post", "--json"]).stdout.split(separator: "\n")
+        let uri = try #require(try CLI.json(String(rows[1]))["objectID"] as? String)
+        func update(_ id: String, _ title: String) throws {
+            let result = try CLI.run(["update", db, "--entity", "Post", "--where", "externalID == '\(id)'", "--set", "title=\(title)", "--reason", title])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        try update("ext-1", "first")
+        let follow = try FollowingProcess(["history", db, "--object", uri, "--follow", "--oneline"])
+        #expect(await Wait.until { follow.lines.count == 2 }, "the import and the first update: \(follow.lines)")
+        try update("ext-0", "elsewhere")
+        try update("ext-1", "second")
+        #expect(await Wait.until { follow.lines.count == 3 }, "\(follow.lines)")
+        follow.signal(SIGTERM)
+        #expect(follow.waitForExit() == 0)
+        #expect(follow.lines.count == 3 && !follow.lines.joined().contains("elsewhere"), "only the object's transactions: \(follow.lines)")
+        let refused = try CLI.run(["history", db, "--follow", "--reverse"])
+        #expect(refused.status != 0 && refused.stderr.contains("--follow"), "\(refused.stderr)")
+    }
+
     @Test func changedValuesAreColouredOnATerminalOnly() throws {
         let db = try CLI.makeBlogStore(at: scratch.path("colour.sqlite"))
         #expect(try CLI.run(["import", db, "--entity", "Post"], stdin: CLI.posts(0..<1)).status == 0)

@@ -8,11 +8,12 @@ enum TributaryBench {
         return try ManagedObjectModel(yamlFile: root.appendingPathComponent("examples/blog/model.yml"))
     }
 
-    static func open(_ path: String, history: Bool = false, notify: Bool = false, chain: Bool = true) throws -> PersistentStoreCoordinator {
+    static func open(_ path: String, history: Bool = false, notify: Bool = false, chain: Bool = true, objectIndex: Bool = true) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try blogModel())
         let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
         description.persistentHistoryTracking = history
         description.historyHashChain = chain
+        description.historyObjectIndex = objectIndex
         description.remoteChangeNotificationPost = notify
         try coordinator.addPersistentStore(with: description)
         return coordinator

@@ -279,7 +279,10 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             if !entities.contains(change.entity) { entities.append(change.entity) }
         }
         let payload = try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names)
-        let row = HistoryRecorder.HistoryRow(payload: payload, count: changes.count, entities: entities, source: source)
+        var row = HistoryRecorder.HistoryRow(payload: payload, count: changes.count, entities: entities, source: source)
+        if try ObjectTimelineIndex.exists(on: db) {
+            for change in changes { row.objects.add(entityName: change.entity, key: change.primaryKey) }
+        }
         _ = try HistoryRecorder.insertTransaction(row, sourceID: sourceID, on: db)
     }
 

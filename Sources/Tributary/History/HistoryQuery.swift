@@ -5,7 +5,9 @@ struct HistoryQuery {
     let whereSQL: String
     let arguments: [AttributeValue]
 
-    init(_ filter: HistoryFilter, storeID: UUID) throws {
+    /// The filter as SQL; `objectIndex` says whether the store keeps the object timeline
+    /// index (``ObjectTimelineIndex``), which an object filter then reads.
+    init(_ filter: HistoryFilter, storeID: UUID, objectIndex: Bool = false) throws {
         var clauses: [String] = []
         var arguments: [AttributeValue] = []
         if let after = filter.after {
@@ -39,6 +41,11 @@ struct HistoryQuery {
             let objectEntities = Set(filter.objectIDs.map(\.entityName))
             entities = entities.isEmpty ? Array(objectEntities).sorted() : entities.filter(objectEntities.contains)
             if entities.isEmpty { clauses.append("0") }
+            if objectIndex {
+                let (sql, objectArguments) = ObjectTimelineIndex.tokenCondition(for: filter.objectIDs)
+                clauses.append(sql)
+                arguments += objectArguments
+            }
         }
         if !entities.isEmpty {
             clauses.append("(" + entities.map { entity -> String in

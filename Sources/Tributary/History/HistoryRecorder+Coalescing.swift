@@ -100,7 +100,7 @@ extension HistoryRecorder {
         let start = body.bytes.count
         HistoryPayload.encodeChange(change, into: &body, names: &names)
         indexByObject[entity: key.entity, key: key.key] = segments.count
-        segments.append(Segment(start: start, end: body.bytes.count, live: true, entity: names.intern(change.entity)))
+        segments.append(Segment(start: start, end: body.bytes.count, live: true, entity: names.intern(change.entity), key: change.primaryKey))
     }
 
     private func decodeSegment(_ index: Int) throws -> RecordedChange {

@@ -29,9 +29,9 @@ extension HistoryRecorder {
     /// Writes the collected changes as one history transaction on `db`, inside the
     /// caller's SQL transaction. Returns the new token's value, or nil when nothing changed.
     func commit(on db: Connection, metadata: TransactionMetadata) throws -> Int64? {
-        guard let (payload, count, entities) = try takePayload() else { return nil }
+        guard let (payload, count, entities, objects) = try takePayload() else { return nil }
         let source = HistorySource.current(metadata)
-        let row = HistoryRow(payload: payload, count: count, entities: entities, source: source, reason: metadata.reason)
+        let row = HistoryRow(payload: payload, count: count, entities: entities, source: source, reason: metadata.reason, objects: objects)
         return try Self.insertTransaction(row, sourceID: try sourceID(for: source, on: db), on: db)
     }
 
@@ -42,11 +42,14 @@ extension HistoryRecorder {
         var entities: [String]
         var source: HistorySource
         var reason: String?
+        /// The objects touched, for the object timeline index (empty when the store has none).
+        var objects = ObjectTimelineIndex.Entries()
         var timestamp = Date()
     }
 
     /// Inserts one history transaction with the next token and, when the history is
-    /// chained, its hash (``HistoryChain``); returns the token. `sourceID` is `row.source`'s.
+    /// chained, its hash (``HistoryChain``), and its objects' rows of the timeline index
+    /// (``ObjectTimelineIndex``); returns the token. `sourceID` is `row.source`'s.
     static func insertTransaction(_ row: HistoryRow, sourceID: Int64, on db: Connection) throws -> Int64 {
         let (previousToken, previousHash) = try HistoryChain.head(on: db)
         let token = previousToken + 1
@@ -67,6 +70,7 @@ extension HistoryRecorder {
             row.reason.map { .string($0) } ?? .null, hash.map { .data(Data($0)) } ?? .null,
         ])
         try statement.run()
+        try ObjectTimelineIndex.insert(row.objects, token: token, on: db)
         return token
     }
 }

@@ -77,6 +77,8 @@ final class HistoryRecorder: @unchecked Sendable {
         var live: Bool
         /// The entity's index in `names`.
         var entity: Int
+        /// The object's primary key.
+        var key: Int64
     }
 
     private(set) var captures: [TableCapture] = []
@@ -91,6 +93,8 @@ final class HistoryRecorder: @unchecked Sendable {
     /// A copy of the last table's name (owned, freed on replacement).
     private var lastName: UnsafeMutablePointer<CChar>?
     private(set) var isEnabled = false
+    /// Whether the store keeps the object timeline index (``ObjectTimelineIndex``), read at install.
+    private(set) var writesObjectIndex = false
     /// The metadata of the write transaction in hand, and where its token is marked
     /// (``prepare(_:marking:)``; reset when it ends).
     var inHand = TransactionInHand()
@@ -136,6 +140,7 @@ final class HistoryRecorder: @unchecked Sendable {
 
     /// Sets up capture for `schema` on `db`, reading the real column order of each table.
     func install(on db: Connection, schema: StoreSchema) throws {
+        writesObjectIndex = try ObjectTimelineIndex.exists(on: db)
         captures = []
         joins = []
         captureByName = [:]
@@ -206,30 +211,33 @@ final class HistoryRecorder: @unchecked Sendable {
     }
 
     /// The stored payload of the transaction's live changes, their count and entities; nil when none.
-    func takePayload() throws -> (payload: [UInt8], count: Int, entities: [String])? {
+    func takePayload() throws -> (payload: [UInt8], count: Int, entities: [String], objects: ObjectTimelineIndex.Entries)? {
         defer { resetTransaction() }
         var count = 0
         var entities: [String] = []
         var seen = Set<Int>()
         var allLive = true
+        var objects = ObjectTimelineIndex.Entries()
         for segment in segments {
             guard segment.live else { allLive = false; continue }
             count += 1
             if seen.insert(segment.entity).inserted { entities.append(names.strings[segment.entity]) }
+            if writesObjectIndex { objects.add(entity: segment.entity, key: segment.key) }
         }
         guard count > 0 else { return nil }
+        objects.names = names.strings
         if allLive && chunks.isActive {
             let frames = try chunks.frames()
             let payload = try body.bytes.withUnsafeBytes { bytes in
                 try HistoryPayload.finish(frames: frames, tail: UnsafeRawBufferPointer(rebasing: bytes[submittedBytes...]), count: count, names: names)
             }
-            return (payload, count, entities)
+            return (payload, count, entities, objects)
         }
-        if allLive { return (try HistoryPayload.finish(body: body.bytes, count: count, names: names), count, entities) }
+        if allLive { return (try HistoryPayload.finish(body: body.bytes, count: count, names: names), count, entities, objects) }
         var live: [UInt8] = []
         live.reserveCapacity(body.bytes.count)
         for segment in segments where segment.live { live.append(contentsOf: body.bytes[segment.start..<segment.end]) }
-        return (try HistoryPayload.finish(body: live, count: count, names: names), count, entities)
+        return (try HistoryPayload.finish(body: live, count: count, names: names), count, entities, objects)
     }
 
     // MARK: Dispatch
@@ -357,7 +365,7 @@ final class HistoryRecorder: @unchecked Sendable {
         body.bytes.append(contentsOf: out.written)
         scratch = out
         indexByObject[entity: index, key: key] = segments.count
-        segments.append(Segment(start: start, end: start + out.count, live: true, entity: entity))
+        segments.append(Segment(start: start, end: start + out.count, live: true, entity: entity, key: key))
         if body.bytes.count - submittedBytes >= HistoryChunkCompressor.chunkSize {
             chunks.submit(body.bytes[submittedBytes...])
             submittedBytes = body.bytes.count

@@ -12,14 +12,17 @@
 ///   time for single-row transactions, for filters that read a token range anyway);
 /// - `_tributary_consumer`: named cursors;
 /// - `_tributary_history_prune`: one row per prune: when, through which token, how much
-///   went, and the chain's anchor after it.
+///   went, and the chain's anchor after it;
+/// - `_tributary_history_object`: the object timeline index (``ObjectTimelineIndex``).
 enum HistorySchema {
     /// The history format this version writes; a newer one is refused. Format 2 adds the
     /// capture of other programs' writes (``ForeignCapture``): a Tributary that knows only
     /// format 1 would run the capture triggers on its own writes and record them twice.
     /// Format 3 adds each transaction's reason and the hash that chains it to the one
     /// before (``HistoryChain``): an older Tributary would write transactions without it.
-    static let formatVersion = 3
+    /// Format 4 adds the object timeline index (``ObjectTimelineIndex``), which an older
+    /// Tributary would not keep.
+    static let formatVersion = 4
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"
@@ -27,6 +30,18 @@ enum HistorySchema {
 
     /// The newest token: the newest kept transaction, or what pruning removed if none is kept.
     static let newestTokenSQL = "SELECT max(coalesce((SELECT max(token) FROM _tributary_history), 0), coalesce((SELECT CAST(value AS INTEGER) FROM _tributary_metadata WHERE key = 'historyPrunedThrough'), 0))"
+
+    /// What a store's history has: its format, and whether it keeps the object timeline index.
+    struct Layout: Equatable {
+        var format: Int
+        var hasObjectIndex: Bool
+
+        /// The layout of the store at `db`, its format read and checked; nil without history.
+        static func read(on db: Connection, place: String) throws -> Layout? {
+            guard let format = try storedFormat(on: db, place: place) else { return nil }
+            return Layout(format: format, hasObjectIndex: try ObjectTimelineIndex.exists(on: db))
+        }
+    }
 
     /// The store's history format (for read-only opens), nil without history; checks it.
     static func storedFormat(on db: Connection, place: String) throws -> Int? {
@@ -37,9 +52,11 @@ enum HistorySchema {
         return stored
     }
 
-    /// Creates the tables if needed (chained unless `chain` is false), upgrades an older
-    /// format and checks the format; returns the format, nil when history is off.
-    static func prepare(on db: Connection, enable: Bool, chain: Bool = true, place: String) throws -> Int? {
+    /// Creates the tables if needed (chained unless `chain` is false, with the object
+    /// timeline index unless `objectIndex` is false), upgrades an older format and checks
+    /// the format; returns the history's layout, nil when history is off.
+    @discardableResult
+    static func prepare(on db: Connection, enable: Bool, chain: Bool = true, objectIndex: Bool = true, place: String) throws -> Layout? {
         let stored = try storedFormat(on: db, place: place)
         guard stored != nil || enable else { return nil }
         // Stores made before the index per source was dropped.
@@ -73,10 +90,11 @@ enum HistorySchema {
                     ON CONFLICT(key) DO NOTHING;
                 """)
             if chain { try HistoryChain.setAnchor(HistoryChain.genesis, on: db) }
-        } else if let stored, stored < 3 {
-            try upgrade(on: db, chain: chain)
+            if objectIndex { try db.execute(ObjectTimelineIndex.createSQL) }
+        } else if let stored, stored < formatVersion {
+            try upgrade(from: stored, on: db, chain: chain, objectIndex: objectIndex)
         }
-        return formatVersion
+        return try Layout.read(on: db, place: place)
     }
 
     private static let pruneTableSQL = """
@@ -89,11 +107,18 @@ enum HistorySchema {
             anchor BLOB)
         """
 
-    /// Format 3 from an older one: the reason and hash columns (after the payload there, so
-    /// reading the newest hash at each commit reads its overflow pages: new stores put them
-    /// before it) and, unless `chain` is
-    /// false, every kept transaction hashed into the chain, in the opening transaction.
-    private static func upgrade(on db: Connection, chain: Bool) throws {
+    /// The current format from an older one, in the opening transaction: from before 3, the
+    /// reason and hash columns (after the payload there, so reading the newest hash at each
+    /// commit reads its overflow pages: new stores put them before it) and, unless `chain`
+    /// is false, every kept transaction hashed into the chain; from before 4, unless
+    /// `objectIndex` is false, the object timeline index built from the kept history.
+    private static func upgrade(from stored: Int, on db: Connection, chain: Bool, objectIndex: Bool) throws {
+        if stored < 3 { try addChain(on: db, chain: chain) }
+        if objectIndex { try ObjectTimelineIndex.build(on: db) }
+        try db.execute("UPDATE _tributary_metadata SET value = '\(formatVersion)' WHERE key = 'historyFormat'")
+    }
+
+    private static func addChain(on db: Connection, chain: Bool) throws {
         let columns = try db.makeStatement("SELECT name FROM pragma_table_info('\(transactions)')")
         var names: Set<String> = []
         while try columns.step() { names.insert(columns.string(at: 0)) }
@@ -101,6 +126,5 @@ enum HistorySchema {
         if !names.contains("hash") { try db.execute("ALTER TABLE \(transactions) ADD COLUMN hash BLOB") }
         try db.execute(pruneTableSQL)
         if chain { try HistoryChain.chainExisting(on: db) }
-        try db.execute("UPDATE _tributary_metadata SET value = '\(formatVersion)' WHERE key = 'historyFormat'")
     }
 }

@@ -44,7 +44,7 @@ extension PersistentStoreCoordinator {
     public func countHistory(_ request: PersistentHistoryChangeRequest) throws -> Int {
         let store = try requireHistoryStore()
         if !request.filter.filtersChanges {
-            let query = try HistoryQuery(request.filter, storeID: store.identifier)
+            let query = try HistoryQuery(request.filter, storeID: store.identifier, objectIndex: store.history?.hasObjectIndex ?? false)
             return try store.database.read { db in
                 try Self.checkNotExpired(request.filter, db: db, store: store)
                 return Int(try db.scalar("SELECT count(*) FROM \(HistorySchema.transactions)\(query.whereSQL)", query.arguments)?.integerValue ?? 0)
@@ -148,7 +148,7 @@ extension PersistentStoreCoordinator {
     /// token, timestamp, author, context name, process ID, process name, change count, payload, reason
     /// (NULL in a store opened read-only in a format without it).
     private func stepHistory(_ filter: HistoryFilter, store: PersistentStore, _ row: (Statement, PersistentHistoryToken) throws -> Void) throws {
-        let query = try HistoryQuery(filter, storeID: store.identifier)
+        let query = try HistoryQuery(filter, storeID: store.identifier, objectIndex: store.history?.hasObjectIndex ?? false)
         let storeKey = PersistentHistoryToken.key(of: store.identifier)
         let reason = store.historyFormat ?? 0 >= 3 ? "reason" : "NULL"
         try store.database.read { db in

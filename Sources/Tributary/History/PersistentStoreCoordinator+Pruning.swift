@@ -90,6 +90,7 @@ extension PersistentStoreCoordinator {
                 if let last {
                     changes = Int(try db.scalar("SELECT coalesce(sum(changeCount), 0) FROM \(HistorySchema.transactions) WHERE token <= ?", [.integer(last)])?.integerValue ?? 0)
                     try Self.moveChainAnchor(to: last, on: db)
+                    if store.history?.hasObjectIndex == true { try ObjectTimelineIndex.prune(through: last, on: db) }
                     try db.execute("DELETE FROM \(HistorySchema.transactions) WHERE token <= ?", [.integer(last)])
                     deleted = db.changes
                 }

@@ -30,8 +30,10 @@ public final class PersistentStore: Sendable {
     /// Whether writes record history: set by the option, and kept once a store has history.
     public var isHistoryTracked: Bool { historyFormat != nil }
     /// The history's format (``HistorySchema/formatVersion``, older only when opened
-    /// read-only), nil without history.
-    let historyFormat: Int?
+    /// read-only) and whether it keeps the object timeline index; nil without history.
+    let history: HistorySchema.Layout?
+    /// The history's format, nil without history.
+    var historyFormat: Int? { history?.format }
     /// What opening the store migrated, one item a change (`added Post.views`,
     /// `added entity Comment`); empty when the model was the store's own.
     public let migrationChanges: [String]
@@ -43,7 +45,7 @@ public final class PersistentStore: Sendable {
     /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
     let poster: RemoteChangePoster?
 
-    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, historyFormat: Int?,
+    private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, history: HistorySchema.Layout?,
                  parts: WriteParts, migrationChanges: [String] = []) {
         self.capture = parts.capture
         self.recorder = parts.recorder
@@ -56,7 +58,7 @@ public final class PersistentStore: Sendable {
         self.schema = schema
         self.contextSchema = ContextSchema(schema: schema)
         self.database = database
-        self.historyFormat = historyFormat
+        self.history = history
     }
 
     /// Opens (and, given a model, creates or migrates) the store described. The description
@@ -149,21 +151,21 @@ public final class PersistentStore: Sendable {
                 parts.poster = poster
                 try database.addParticipant(poster)
             }
-            let (identifier, effectiveModel, changes, format) = description.isReadOnly
+            let (identifier, effectiveModel, changes, history) = description.isReadOnly
                 ? try database.read { db in
                     let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: false)
-                    return (id, model, changes, try HistorySchema.storedFormat(on: db, place: place))
+                    return (id, model, changes, try HistorySchema.Layout.read(on: db, place: place))
                 }
                 : try database.write { db in
                     let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
                     if Connection.canDisableMainTriggersOnly { try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model), temporary: true) }
                     return (id, model, changes, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking,
-                                                                          chain: description.historyHashChain, place: place))
+                                                                          chain: description.historyHashChain, objectIndex: description.historyObjectIndex, place: place))
                 }
-            let tracked = format != nil
+            let tracked = history != nil
             let captures = tracked && !description.isReadOnly && !inMemory && Connection.canDisableMainTriggersOnly
             parts.capture = captures ? try ForeignCapture.enable(on: database, schema: StoreSchema(model: effectiveModel)) : nil
-            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, historyFormat: format,
+            let store = PersistentStore(identifier: identifier, description: description, model: effectiveModel, database: database, history: history,
                                         parts: parts, migrationChanges: changes)
             if tracked && !description.isReadOnly {
                 // After the capture: other programs' writes are folded when a transaction

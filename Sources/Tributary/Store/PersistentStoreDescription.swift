@@ -34,6 +34,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         var busyTimeout: TimeInterval = 5
         var persistentHistoryTracking = false
         var historyHashChain = true
+        var historyObjectIndex = true
         var remoteChangeNotificationPost = false
         var sqlDebug = SQLDebugLog.fromEnvironment()
     }
@@ -116,6 +117,15 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         get { settings.historyHashChain }
         set { set("historyHashChain") { $0.historyHashChain = newValue } }
     }
+    /// Keep an index from each object to the history transactions that touched it, so that
+    /// an object's timeline (``HistoryFilter/objectIDs``, `tributary history --object`) reads
+    /// only its own transactions. On by default; it applies when a store's history is
+    /// created or upgraded. Off saves its write cost (one small row per transaction and
+    /// block of 64 keys it touched) where timelines are not asked for.
+    public var historyObjectIndex: Bool {
+        get { settings.historyObjectIndex }
+        set { set("historyObjectIndex") { $0.historyObjectIndex = newValue } }
+    }
     /// Post remote change notifications after each commit
     /// (Core Data's `NSPersistentStoreRemoteChangeNotificationPostOptionKey`).
     public var remoteChangeNotificationPost: Bool {
@@ -166,6 +176,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         if s.persistentHistoryTracking { parts.append("history") }
         if s.remoteChangeNotificationPost { parts.append("remote change notifications") }
         if !s.historyHashChain { parts.append("no hash chain") }
+        if !s.historyObjectIndex { parts.append("no object index") }
         return "PersistentStoreDescription(" + parts.joined(separator: ", ") + ")"
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Synchronization
 import Tributary
 
 /// `tributary tail STORE [filters] [-n N] [--follow] [--consumer NAME] [--json]`.
@@ -47,16 +46,14 @@ struct TailCommand: AsyncParsableCommand {
     func run() async throws {
         let coordinator = try consumer == nil ? storeOptions.openForHistory() : storeOptions.open()
         let filter = try filters.filter(checkedIn: coordinator)
-        var configuration = HistoryWatcher.Configuration(consumerName: consumer)
-        configuration.filter = filter
-        configuration.batchSize = 200
+        var start: PersistentHistoryToken?
         if consumer == nil {
             let head = try coordinator.currentPersistentHistoryToken()
             try printLast(coordinator, filter: filter, through: head)
             guard follow else { return }
-            configuration.startToken = filter.after.map { max($0, head) } ?? head
+            start = filter.after.map { max($0, head) } ?? head
         }
-        let watcher = try HistoryWatcher(coordinator: coordinator, configuration: configuration)
+        let watcher = try HistoryFollowing.watcher(coordinator, filter: filter, after: start, consumer: consumer)
         guard follow else {
             var printed = 0
             try await watcher.deliverPending { batch in
@@ -66,7 +63,7 @@ struct TailCommand: AsyncParsableCommand {
             if printed == 0 && !json { Console.print("(0 transactions)") }
             return
         }
-        try await followUntilSignalled(watcher)
+        try await HistoryFollowing.untilSignalled(watcher, command: "tail") { write($0) }
     }
 
     /// Prints the last `count` transactions matching `filter` up to `through`, oldest first,
@@ -82,23 +79,6 @@ struct TailCommand: AsyncParsableCommand {
         }
         write(Array(last.reversed()))
         if last.isEmpty && !follow && !json { Console.print("(0 transactions)") }
-    }
-
-    /// Runs the watcher until SIGINT or SIGTERM; a consumer that is gone or expired ends it with an error.
-    private func followUntilSignalled(_ watcher: HistoryWatcher) async throws {
-        let fatal = Mutex<(any Error)?>(nil)
-        try await Interruption.cancellingOnSignals {
-            await watcher.run(reporting: { event in
-                guard case .failed(let failure) = event else { return }
-                if let error = failure.error as? TributaryError, [.historyExpired, .unknownConsumer, .historyNotTracked].contains(error.code) {
-                    fatal.withLock { $0 = error }
-                    withUnsafeCurrentTask { $0?.cancel() }
-                } else {
-                    Console.warn("tail: \(failure.error) (attempt \(failure.attempt), retrying in \(failure.retryIn))")
-                }
-            }) { batch in write(batch) }
-        }
-        if let error = fatal.withLock({ $0 }) { throw error }
     }
 
     /// Writes transactions straight to standard output (not through a buffer), before

@@ -1,0 +1,35 @@
+import Foundation
+import Synchronization
+import Tributary
+
+/// Following history from the command line (`tail --follow`, `history --follow`): a
+/// watcher run until SIGINT or SIGTERM, which end it with status 0.
+enum HistoryFollowing {
+    /// Runs `watcher`, handing each batch to `write`, until a signal; a consumer that is gone
+    /// or expired, or history that stopped being tracked, ends it with that error; other
+    /// failures are reported as warnings naming `command` and retried.
+    static func untilSignalled(_ watcher: HistoryWatcher, command: String, write: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) async throws {
+        let fatal = Mutex<(any Error)?>(nil)
+        try await Interruption.cancellingOnSignals {
+            await watcher.run(reporting: { event in
+                guard case .failed(let failure) = event else { return }
+                if let error = failure.error as? TributaryError, [.historyExpired, .unknownConsumer, .historyNotTracked].contains(error.code) {
+                    fatal.withLock { $0 = error }
+                    withUnsafeCurrentTask { $0?.cancel() }
+                } else {
+                    Console.warn("\(command): \(failure.error) (attempt \(failure.attempt), retrying in \(failure.retryIn))")
+                }
+            }) { batch in write(batch) }
+        }
+        if let error = fatal.withLock({ $0 }) { throw error }
+    }
+
+    /// A watcher of `filter` from `token` on, in batches of 200.
+    static func watcher(_ coordinator: PersistentStoreCoordinator, filter: HistoryFilter, after token: PersistentHistoryToken?, consumer: String? = nil) throws -> HistoryWatcher {
+        var configuration = HistoryWatcher.Configuration(consumerName: consumer)
+        configuration.filter = filter
+        configuration.batchSize = 200
+        configuration.startToken = token
+        return try HistoryWatcher(coordinator: coordinator, configuration: configuration)
+    }
+}

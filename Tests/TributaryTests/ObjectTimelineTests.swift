@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// The object timeline index (issue 24): an object's history read through the index is
+/// exactly what a scan of every transaction finds, for every kind of write (batches,
+/// contexts, deletes, other programs' writes, keys on block edges and below zero); pruning
+/// takes its rows; an older store gets it on upgrade; a store made without it still answers.
+@Suite struct ObjectTimelineTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("blog.sqlite") }
+
+    func open(objectIndex: Bool = true) throws -> PersistentStoreCoordinator {
+        let description = PersistentStoreDescription(url: path)
+        description.persistentHistoryTracking = true
+        description.historyObjectIndex = objectIndex
+        return try Fixtures.blogCoordinator(description)
+    }
+
+    @discardableResult
+    func shell(_ sql: String) throws -> String { try ForeignWriter.shell(path, sql) }
+
+    /// The tokens of `object`'s transactions, through the history filter.
+    func timeline(_ coordinator: PersistentStoreCoordinator, _ object: ObjectID) throws -> [Int64] {
+        var filter = HistoryFilter()
+        filter.objectIDs = [object]
+        let transactions = try coordinator.fetchHistory(.fetchHistory(withFilter: filter))
+        #expect(transactions.allSatisfy { $0.changes.allSatisfy { $0.changedObjectID == object } })
+        return transactions.map(\.token.value)
+    }
+
+    /// The same, found by reading every transaction.
+    func scanned(_ coordinator: PersistentStoreCoordinator, _ object: ObjectID) throws -> [Int64] {
+        try coordinator.fetchHistory(.fetchHistory(after: nil))
+            .filter { $0.changes.contains { $0.changedObjectID == object } }.map(\.token.value)
+    }
+
+    /// Posts 0..<140 in one batch (three blocks), then edits, a delete and shell writes.
+    func writeHistory(_ coordinator: PersistentStoreCoordinator) throws -> [ObjectID] {
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 140)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        for round in 0..<3 {
+            try context.performAndWait {
+                for index in [0, 63, 64, 65, 127 - round] {
+                    try context.existingObject(with: posts[index]).setValue(.string("Round \(round)"), forKey: "title")
+                }
+                try context.save()
+            }
+        }
+        try context.performAndWait {
+            context.delete(try context.existingObject(with: posts[64]))
+            try context.save()
+        }
+        try shell("""
+            UPDATE Post SET title = 'shell' WHERE _pk IN (\(posts[63].primaryKey), \(posts[100].primaryKey));
+            INSERT INTO Post (_pk, title, externalID, createdAt) VALUES (-1, 'below zero', 'neg-1', 0), (-64, 'further', 'neg-64', 0), (-65, 'next block', 'neg-65', 0);
+            UPDATE Post SET title = 'again' WHERE _pk = -1;
+            """)
+        return posts
+    }
+
+    func objects(_ posts: [ObjectID]) -> [ObjectID] {
+        let negative = [-1, -64, -65].map { ObjectID(storeID: posts[0].storeID, entityName: "Post", primaryKey: Int64($0)) }
+        return [0, 1, 62, 63, 64, 65, 100, 126, 127, 139].map { posts[$0] } + negative
+    }
+
+    @Test func theTimelineIsExactlyTheObjectsTransactions() throws {
+        let coordinator = try open()
+        let posts = try writeHistory(coordinator)
+        for object in objects(posts) {
+            let expected = try scanned(coordinator, object)
+            #expect(!expected.isEmpty)
+            #expect(try timeline(coordinator, object) == expected, "\(object)")
+        }
+        // Several objects at once, with another filter.
+        var filter = HistoryFilter()
+        filter.objectIDs = [posts[0], posts[64]]
+        filter.after = PersistentHistoryToken(value: 2, storeKey: PersistentHistoryToken.key(of: posts[0].storeID))
+        let both = try coordinator.fetchHistory(.fetchHistory(withFilter: filter)).map(\.token.value)
+        #expect(both == Set(try scanned(coordinator, posts[0]) + scanned(coordinator, posts[64])).filter { $0 > 2 }.sorted())
+    }
+
+    @Test func theTimelineIsReadFromTheIndex() throws {
+        let coordinator = try open()
+        let posts = try writeHistory(coordinator)
+        #expect(try timeline(coordinator, posts[63]).count == 5)
+        // Without its rows, the object has no timeline: the index, not a scan, answers.
+        let block = ObjectTimelineIndex.place(of: posts[63].primaryKey).block
+        try shell("DELETE FROM _tributary_history_object WHERE entity = 'Post' AND block = \(block);")
+        #expect(try timeline(coordinator, posts[63]).isEmpty)
+        let other = try #require(posts.first { ObjectTimelineIndex.place(of: $0.primaryKey).block != block })
+        #expect(try timeline(coordinator, other) == scanned(coordinator, other), "other blocks' rows are untouched")
+    }
+
+    @Test func pruningTakesTheIndexRowsWithItsTransactions() throws {
+        let coordinator = try open()
+        let posts = try writeHistory(coordinator)
+        let all = try scanned(coordinator, posts[0])
+        let token = PersistentHistoryToken(value: try #require(all.dropLast().last), storeKey: PersistentHistoryToken.key(of: posts[0].storeID))
+        try coordinator.deleteHistory(.deleteHistory(before: token))
+        let oldest = try #require(try coordinator.fetchHistory(.fetchHistory(after: nil)).first).token.value
+        #expect(try shell("SELECT count(*) FROM _tributary_history_object WHERE token < \(oldest);") == "0\n")
+        #expect(try shell("SELECT count(*) FROM _tributary_history_object;") != "0\n")
+        #expect(try timeline(coordinator, posts[0]) == all.filter { $0 >= oldest })
+    }
+
+    @Test func anOlderStoreGetsTheIndexOnUpgrade() throws {
+        var posts: [ObjectID] = []
+        do { posts = try writeHistory(try open()) }
+        // The store as format 3 left it: no index.
+        try shell("DROP TABLE _tributary_history_object; UPDATE _tributary_metadata SET value = '3' WHERE key = 'historyFormat';")
+        let readOnly = PersistentStoreDescription(url: path)
+        readOnly.isReadOnly = true
+        let reader = try Fixtures.blogCoordinator(readOnly)
+        #expect(try timeline(reader, posts[63]) == scanned(reader, posts[63]), "a read-only open of the old format scans")
+
+        let coordinator = try open()
+        #expect(try shell("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat';") == "4\n")
+        for object in objects(posts) { #expect(try timeline(coordinator, object) == scanned(coordinator, object)) }
+        try shell("UPDATE Post SET title = 'after' WHERE _pk = \(posts[63].primaryKey);")
+        #expect(try timeline(coordinator, posts[63]).count == 6)
+    }
+
+    @Test func aStoreMadeWithoutTheIndexScans() throws {
+        let coordinator = try open(objectIndex: false)
+        let posts = try writeHistory(coordinator)
+        #expect(try shell("SELECT count(*) FROM sqlite_schema WHERE name = '_tributary_history_object';") == "0\n")
+        for object in objects(posts) { #expect(try timeline(coordinator, object) == scanned(coordinator, object)) }
+    }
+
+    @Test func entriesMergeKeysIntoBlocks() {
+        var entries = ObjectTimelineIndex.Entries()
+        for key in [0, 1, 63, 64, -1, -64, -65, 1] as [Int64] { entries.add(entityName: "Post", key: key) }
+        entries.add(entityName: "Tag", key: 1)
+        let rows = entries.rows.map { (entries.names[$0.entity], $0.block, UInt64(bitPattern: $0.keys)) }
+        #expect(rows.map(\.0) == ["Post", "Post", "Post", "Post", "Tag"])
+        #expect(rows.map(\.1) == [0, 1, -1, -2, 0])
+        #expect(rows.map(\.2) == [1 | 2 | 1 << 63, 1, 1 << 63 | 1, 1 << 63, 2] as [UInt64])
+    }
+}
