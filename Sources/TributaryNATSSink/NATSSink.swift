@@ -21,7 +21,9 @@ import TributaryStreams
 /// README's NATS section on `sync_interval`).
 ///
 /// Each message also carries `Tributary-Position`, `Tributary-Store`, `Tributary-Pipeline` and
-/// `Tributary-Format`. On open the sink reads the newest messages of the stream back and
+/// `Tributary-Format`; the message of a transaction's last record carries `Tributary-Chain`
+/// too (`TOKEN:HASH`, the transaction's chain hash in hex: see `NATSChainPoint`), which
+/// `tributary audit verify STORE --against nats://HOST:PORT/STREAM` checks the store against. On open the sink reads the newest messages of the stream back and
 /// returns the highest position it published there as its durable position, so a restart
 /// after an outage longer than the duplicate window still publishes nothing twice. The
 /// stream is created when missing (subjects, retention, replicas, duplicate window); an
@@ -61,6 +63,9 @@ public final class NATSSink: Sink {
     public static let pipelineHeader = "Tributary-Pipeline"
     /// The header carrying the record format.
     public static let formatHeader = "Tributary-Format"
+    /// The header carrying `TOKEN:HASH`, the chain hash (hex) of the record's transaction, on
+    /// the message of the transaction's last record only (`NATSChainPoint`).
+    public static let chainHeader = "Tributary-Chain"
     /// JetStream's de-duplication header.
     public static let messageIDHeader = "Nats-Msg-Id"
 
@@ -148,17 +153,26 @@ public final class NATSSink: Sink {
     /// reached the stream's first message.
     @discardableResult
     private func scanBack(_ connection: NATSConnection, reading limit: Int, _ body: (StreamPosition) -> Bool) throws -> Bool {
-        guard let context, let info = try connection.streamInfo(settings.stream), info.lastSequence > 0 else { return true }
+        guard let context else { return true }
+        return try Self.scanBack(connection, stream: settings.stream, reading: limit) { message in
+            guard message.headers[Self.storeHeader] == storeText, message.headers[Self.pipelineHeader] == context.pipeline,
+                  let text = message.headers[Self.positionHeader], let position = try? StreamPosition(parsing: text) else { return true }
+            return body(position)
+        }
+    }
+
+    /// Calls `body` with each message of `stream`, newest first, until it returns false or
+    /// `limit` messages were read; returns true when the scan reached the stream's first
+    /// message (or the stream is empty or missing).
+    @discardableResult
+    package static func scanBack(_ connection: NATSConnection, stream: String, reading limit: Int, _ body: (NATSMessage) throws -> Bool) throws -> Bool {
+        guard let info = try connection.streamInfo(stream), info.lastSequence > 0 else { return true }
         var sequence = info.lastSequence
         var read = 0
         while sequence >= max(1, info.firstSequence) {
             guard read < limit else { return false }
             read += 1
-            if let message = try connection.message(stream: settings.stream, sequence: sequence),
-               message.headers[Self.storeHeader] == storeText, message.headers[Self.pipelineHeader] == context.pipeline,
-               let text = message.headers[Self.positionHeader], let position = try? StreamPosition(parsing: text), !body(position) {
-                return false
-            }
+            if let message = try connection.message(stream: stream, sequence: sequence), try !body(message) { return false }
             sequence -= 1
         }
         return true
@@ -221,10 +235,12 @@ public final class NATSSink: Sink {
                 subject = settings.subject(for: record)
                 subjects[record.entityName, default: [:]][record.operation] = subject
             }
-            let message = NATSMessage(subject: subject, data: line, headers: [
+            var headers = [
                 Self.messageIDHeader: record.eventID, Self.positionHeader: record.position.description, Self.storeHeader: storeText,
                 Self.pipelineHeader: context.pipeline, Self.formatHeader: settings.format.rawValue,
-            ])
+            ]
+            if let hash = record.chainHash { headers[Self.chainHeader] = NATSChainPoint.headerValue(token: record.position.token, hash: hash) }
+            let message = NATSMessage(subject: subject, data: line, headers: headers)
             guard connection.isConnected else {
                 throw TributaryError.sinkUnavailable(name, "the connection to \(settings.url) is down", hint: "the sink reconnects when the NATS server returns")
             }

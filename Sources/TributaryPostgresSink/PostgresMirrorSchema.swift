@@ -7,7 +7,9 @@ import TributaryPipeline
 /// to-one relationship whose key the entity's SQLite table holds), one join table
 /// `<table>_<relationship>` (`src`, `dst`) per many-to-many relationship on the side that owns
 /// it in SQLite, the model's uniqueness constraints as deferrable unique constraints, and
-/// the checkpoint table `tributary_checkpoints`. Foreign-key columns carry no `REFERENCES`
+/// the checkpoint table `tributary_checkpoints` (per pipeline: the source store, the position,
+/// and in `chain_token` and `chain_hash` the token and chain hash, in hex, of the newest
+/// transaction mirrored whole). Foreign-key columns carry no `REFERENCES`
 /// constraint: a pipeline may filter out the target entity or start after its rows were made.
 ///
 /// ```swift
@@ -150,7 +152,7 @@ public struct PostgresMirrorSchema: Sendable {
     /// The statements creating the schema, the checkpoint table and every missing mirror table
     /// (`IF NOT EXISTS`: existing tables are kept as they are).
     public func createStatements() -> [String] {
-        var statements = ["CREATE SCHEMA IF NOT EXISTS \(Self.quote(schema))", checkpointTableStatement()]
+        var statements = ["CREATE SCHEMA IF NOT EXISTS \(Self.quote(schema))", checkpointTableStatement(), checkpointChainColumnsStatement()]
         for entity in tables.keys.sorted() {
             let table = tables[entity]!
             var definitions = ["\(Self.quote(table.keyColumn)) bigint PRIMARY KEY"]
@@ -169,6 +171,12 @@ public struct PostgresMirrorSchema: Sendable {
     /// The statement creating the checkpoint table if it is missing.
     public func checkpointTableStatement() -> String {
         "CREATE TABLE IF NOT EXISTS \(qualified(Self.checkpointTable)) (pipeline text PRIMARY KEY, store_id uuid NOT NULL, token bigint NOT NULL, "
-            + "\"index\" integer NOT NULL, snapshot boolean NOT NULL, entity text, updated_at timestamptz NOT NULL)"
+            + "\"index\" integer NOT NULL, snapshot boolean NOT NULL, entity text, updated_at timestamptz NOT NULL, chain_token bigint, chain_hash text)"
+    }
+
+    /// The statement adding the chain columns (`chain_token`, `chain_hash`) to a checkpoint
+    /// table made before them; nothing when they are there.
+    public func checkpointChainColumnsStatement() -> String {
+        "ALTER TABLE \(qualified(Self.checkpointTable)) ADD COLUMN IF NOT EXISTS chain_token bigint, ADD COLUMN IF NOT EXISTS chain_hash text"
     }
 }

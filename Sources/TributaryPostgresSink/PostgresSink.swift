@@ -10,7 +10,10 @@ import TributaryStreams
 /// Each delivered batch runs in ONE PostgreSQL transaction: its records folded into
 /// multi-row upserts (`INSERT … ON CONFLICT ("_pk") DO UPDATE` of the columns the records
 /// carry; updates apply only their `after` values; snapshot reads are upserts too) and
-/// deletes, together with the pipeline's position in `tributary_checkpoints`. ``open(_:)``
+/// deletes, together with the pipeline's position in `tributary_checkpoints` and, when the
+/// batch completes a transaction, that transaction's token and chain hash (`chain_token`,
+/// `chain_hash`: what `tributary audit verify STORE --against postgres://…` checks the store
+/// against; an older table gets the columns added). ``open(_:)``
 /// returns that position, and a batch is skipped up to it, so a redelivery after a crash
 /// applies nothing twice.
 ///
@@ -100,7 +103,7 @@ public final class PostgresSink: Sink {
         guard let last = pending.last else { return }
         do {
             let batch = try PostgresBatch(pending, schema: schema, clearing: clearing(pending))
-            try await apply(batch.statements, through: last.position, entity: last.entityName, on: connection)
+            try await apply(batch.statements, through: last.position, entity: last.entityName, chain: Self.chainPoint(pending), on: connection)
             applied = last.position
             appliedEntity = last.entityName
             undurable += pending
@@ -138,7 +141,7 @@ public final class PostgresSink: Sink {
         if let last = lost.last {
             do {
                 let batch = try PostgresBatch(lost, schema: schema, clearing: clearing(lost))
-                try await apply(batch.statements, through: last.position, entity: last.entityName, on: connection)
+                try await apply(batch.statements, through: last.position, entity: last.entityName, chain: Self.chainPoint(lost), on: connection)
             } catch let error as PSQLError where Self.isRejection(error) {
                 // Not the current batch's fault: retried, never dead-lettered in its place.
                 throw TributaryError.sinkUnavailable(name, "PostgreSQL refused records it had committed before and lost (\(Self.describe(error)))",
@@ -156,7 +159,7 @@ public final class PostgresSink: Sink {
         do {
             try await run("BEGIN", on: connection)
             try await run("SET LOCAL synchronous_commit TO on", on: connection)
-            try await run(checkpointQuery(position, entity: appliedEntity), on: connection)
+            try await run(checkpointQuery(position, entity: appliedEntity, chain: nil), on: connection)
             try await run("COMMIT", on: connection)
         } catch {
             throw lost(error)
@@ -173,7 +176,7 @@ public final class PostgresSink: Sink {
             let connection = try await ready()
             do {
                 let statements = try PostgresBatch([record], schema: schema, clearing: clearing([record])).statements
-                try await apply(statements, through: record.position, entity: record.entityName, on: connection)
+                try await apply(statements, through: record.position, entity: record.entityName, chain: Self.chainPoint([record]), on: connection)
                 applied = record.position
                 appliedEntity = record.entityName
                 undurable.append(record)
@@ -183,7 +186,7 @@ public final class PostgresSink: Sink {
             }
             guard onError == .deadLetter else { break }
             // Skip it: the runtime writes the batch to the dead letters and moves on.
-            try await apply([], through: record.position, entity: record.entityName, on: connection)
+            try await apply([], through: record.position, entity: record.entityName, chain: nil, on: connection)
             applied = record.position
             appliedEntity = record.entityName
         }
@@ -201,20 +204,21 @@ public final class PostgresSink: Sink {
         PostgresBatch.entitiesToClear(records, after: applied.map { ($0, appliedEntity) })
     }
 
-    /// Runs `statements` and the checkpoint update in one transaction.
-    private func apply(_ statements: [PostgresQuery], through position: StreamPosition, entity: String?, on connection: PostgresConnection) async throws {
+    /// Runs `statements` and the checkpoint update (with `chain`, when they complete a
+    /// transaction) in one transaction.
+    private func apply(_ statements: [PostgresQuery], through position: StreamPosition, entity: String?, chain: ChainPoint?, on connection: PostgresConnection) async throws {
         do {
             if statements.count == 1 {
                 // One statement, the batch's in a data-modifying WITH (run to completion whether
                 // read or not) before the position's update: one round trip, in the implicit
                 // transaction of a single statement. The update returns no rows, so an error of
                 // either part ends the query itself (the rows of a SELECT would come later).
-                try await run(withPosition(statements[0], position, entity: entity), on: connection)
+                try await run(withPosition(statements[0], position, entity: entity, chain: chain), on: connection)
                 return
             }
             try await run("BEGIN", on: connection)
             for statement in statements { try await run(statement, on: connection) }
-            try await run(checkpointQuery(position, entity: entity), on: connection)
+            try await run(checkpointQuery(position, entity: entity, chain: chain), on: connection)
             try await run("COMMIT", on: connection)
         } catch let error as PSQLError where error.code == .server {
             _ = try? await run("ROLLBACK", on: connection)
@@ -226,20 +230,31 @@ public final class PostgresSink: Sink {
     }
 
     /// `statement` and the position's update as one statement.
-    private func withPosition(_ statement: PostgresQuery, _ position: StreamPosition, entity: String?) -> PostgresQuery {
+    private func withPosition(_ statement: PostgresQuery, _ position: StreamPosition, entity: String?, chain: ChainPoint?) -> PostgresQuery {
         var binds = statement.binds
-        let sql = checkpointSQL(position, entity: entity, into: &binds)
+        let sql = checkpointSQL(position, entity: entity, chain: chain, into: &binds)
         return PostgresQuery(unsafeSQL: "WITH applied AS (\(statement.sql)) \(sql)", binds: binds)
     }
 
-    private func checkpointQuery(_ position: StreamPosition, entity: String?) -> PostgresQuery {
-        var binds = PostgresBindings(capacity: 6)
-        let sql = checkpointSQL(position, entity: entity, into: &binds)
+    private func checkpointQuery(_ position: StreamPosition, entity: String?, chain: ChainPoint?) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: 8)
+        let sql = checkpointSQL(position, entity: entity, chain: chain, into: &binds)
         return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 
-    /// The position's upsert, its parameters appended to `binds` (numbered after those already there).
-    private func checkpointSQL(_ position: StreamPosition, entity: String?, into binds: inout PostgresBindings) -> String {
+    /// The token and chain hash (hex) of the newest transaction a batch completes.
+    typealias ChainPoint = (token: Int64, hash: String)
+
+    /// The chain point of the last of `records` that completes its transaction (carries a
+    /// chain hash), nil when none does.
+    static func chainPoint(_ records: [StreamRecord]) -> ChainPoint? {
+        guard let last = records.last(where: { $0.chainHash != nil }), let hash = last.chainHash else { return nil }
+        return (last.position.token, Hex.string(hash))
+    }
+
+    /// The position's upsert, its parameters appended to `binds` (numbered after those already
+    /// there). Without `chain` the row keeps the chain point it holds.
+    private func checkpointSQL(_ position: StreamPosition, entity: String?, chain: ChainPoint?, into binds: inout PostgresBindings) -> String {
         guard let schema, let context else { preconditionFailure("open the sink first") }
         let first = binds.count + 1
         binds.append(context.pipeline)
@@ -248,10 +263,13 @@ public final class PostgresSink: Sink {
         binds.append(Int32(clamping: position.index))
         binds.append(position.isSnapshot)
         binds.append(entity)
-        let values = (first..<first + 6).map { "$\($0)" }.joined(separator: ", ")
-        return "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) (pipeline, store_id, token, \"index\", snapshot, entity, updated_at) "
+        binds.append(chain?.token)
+        binds.append(chain?.hash)
+        let values = (first..<first + 8).map { "$\($0)" }.joined(separator: ", ")
+        return "INSERT INTO \(schema.qualified(PostgresMirrorSchema.checkpointTable)) AS c (pipeline, store_id, token, \"index\", snapshot, entity, chain_token, chain_hash, updated_at) "
             + "VALUES (\(values), now()) ON CONFLICT (pipeline) DO UPDATE SET store_id = EXCLUDED.store_id, token = EXCLUDED.token, "
-            + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, entity = EXCLUDED.entity, updated_at = EXCLUDED.updated_at"
+            + "\"index\" = EXCLUDED.\"index\", snapshot = EXCLUDED.snapshot, entity = EXCLUDED.entity, updated_at = EXCLUDED.updated_at, "
+            + "chain_token = coalesce(EXCLUDED.chain_token, c.chain_token), chain_hash = coalesce(EXCLUDED.chain_hash, c.chain_hash)"
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
@@ -289,7 +307,7 @@ public final class PostgresSink: Sink {
             throw Self.failure(error, sink: name, endpoint: settings.endpoint)
         }
         do {
-            for statement in settings.createTables ? schema.createStatements() : [schema.checkpointTableStatement()] {
+            for statement in settings.createTables ? schema.createStatements() : [schema.checkpointTableStatement(), schema.checkpointChainColumnsStatement()] {
                 try await run(PostgresQuery(unsafeSQL: statement), on: made)
             }
             // Batches commit without waiting for the WAL flush; commitDurably waits (see the type's documentation).

@@ -34,6 +34,12 @@ public struct HistoryChangeView {
     public let entityName: String
     /// The object's primary key.
     public let primaryKey: Int64
+    /// The transaction's chain hash (SHA-256; see
+    /// ``PersistentStoreCoordinator/verifyHistoryChain()``), the same for every change of the
+    /// transaction: what a copy of the history (a pipeline's sink) records to vouch later that
+    /// the store's history through this transaction was not rewritten. Nil when the store's
+    /// history is not chained.
+    public internal(set) var chainHash: [UInt8]?
 
     /// The object changed.
     public var objectID: ObjectID { ObjectID(storeID: storeID, entityName: entityName, primaryKey: primaryKey) }

@@ -126,6 +126,7 @@ extension PersistentStoreCoordinator {
             let author = statement.isNull(at: 2) ? nil : statement.string(at: 2)
             let contextName = statement.isNull(at: 3) ? nil : statement.string(at: 3)
             let reason = statement.isNull(at: 8) ? nil : statement.string(at: 8)
+            let chainHash = statement.isNull(at: 9) ? nil : statement.withBytes(at: 9) { Array($0) }
             let (bytes, names, start) = try statement.withBytes(at: 7) { stored -> ([UInt8], [String], ByteReader) in
                 try HistoryPayload.open(stored)
             }
@@ -139,22 +140,23 @@ extension PersistentStoreCoordinator {
                 guard filter.accepts(entity: entity, type: type), objectKeys.isEmpty || objectKeys.contains("\(entity)/\(key)") else { continue }
                 try body(HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: propertyCount, storeID: storeID,
                                            token: token, timestamp: timestamp, author: author, contextName: contextName, reason: reason,
-                                           index: index, changeType: type, entityName: entity, primaryKey: key))
+                                           index: index, changeType: type, entityName: entity, primaryKey: key, chainHash: chainHash))
             }
         }
     }
 
     /// Runs the history query for `filter` in one read transaction, calling `row` per transaction row:
     /// token, timestamp, author, context name, process ID, process name, change count, payload, reason
-    /// (NULL in a store opened read-only in a format without it).
+    /// and chain hash (both NULL in a store opened read-only in a format without them; the hash
+    /// NULL too when the history is not chained).
     private func stepHistory(_ filter: HistoryFilter, store: PersistentStore, _ row: (Statement, PersistentHistoryToken) throws -> Void) throws {
         let query = try HistoryQuery(filter, storeID: store.identifier, objectIndex: store.history?.hasObjectIndex ?? false)
         let storeKey = PersistentHistoryToken.key(of: store.identifier)
-        let reason = store.historyFormat ?? 0 >= 3 ? "reason" : "NULL"
+        let (reason, hash) = store.historyFormat ?? 0 >= 3 ? ("reason", "hash") : ("NULL", "NULL")
         try store.database.read { db in
             try Self.checkNotExpired(filter, db: db, store: store)
             let statement = try db.makeStatement("""
-                SELECT token, timestamp, s.author, s.contextName, s.processID, s.processName, changeCount, payload, \(reason)
+                SELECT token, timestamp, s.author, s.contextName, s.processID, s.processName, changeCount, payload, \(reason), \(hash)
                 FROM \(HistorySchema.transactions) JOIN \(HistorySchema.sources) s ON s.id = sourceID\(query.whereSQL) ORDER BY token
                 """)
             try statement.bind(query.arguments)

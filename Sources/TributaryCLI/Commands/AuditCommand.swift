@@ -12,30 +12,42 @@ struct AuditCommand: AsyncParsableCommand {
     )
 }
 
-/// `tributary audit verify STORE [--json]`.
+/// `tributary audit verify STORE [--against DIR|postgres://…|nats://HOST:PORT/STREAM [--pipeline NAME] [--schema NAME]] [--checkpoint FILE] [--json]`.
 struct AuditVerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Walk the history's hash chain and name the first transaction edited, deleted, inserted or moved.",
         discussion: """
-            Example: tributary audit verify blog.sqlite --against stream/
+            Examples: tributary audit verify blog.sqlite --against stream/
+                      tributary audit verify blog.sqlite --against postgres://app@db:5432/mirror --schema public
+                      tributary audit verify blog.sqlite --against nats://127.0.0.1:4222/TRIBUTARY
             Each history transaction carries a SHA-256 hash over the one before it and its own token, \
             metadata and changes. On success this prints the transactions checked and the chain's head \
             hash: keep a copy of it elsewhere, since someone able to write the file could also recompute \
-            every hash after an edit. With --against, the hash an exported stream recorded for the \
-            newest transaction it holds must still be the store's: proof that the history up to it \
-            was not rewritten, nor its newest transactions dropped, after the export. Exits non-zero, \
-            naming the token, at the first difference.
+            every hash after an edit. With --against, the hash a copy recorded for the newest transaction \
+            it holds whole must still be the store's: proof that the history up to it was not rewritten, \
+            nor its newest transactions dropped, after it was copied. The copy is an exported stream's \
+            directory (its manifest), a PostgreSQL mirror (each pipeline's row of the store in \
+            tributary_checkpoints: chain_token, chain_hash; the password, if asked, from PGPASSWORD), \
+            or a NATS JetStream stream (the newest message of the store with a Tributary-Chain header). \
+            Exits non-zero, naming the token, at the first difference.
             """
     )
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Flag(name: .long, help: "One JSON object: transactions, changes, oldestToken, headToken, headHash.")
+    @Flag(name: .long, help: "One JSON object: transactions, changes, oldestToken, headToken, headHash (and matchedStreamToken, matchedReplicaTokens by pipeline, matchedCheckpointToken).")
     var json = false
 
-    @Option(name: .long, help: "A stream directory exported from this store: check the store against the chain hash it recorded.")
+    @Option(name: .long, help: ArgumentHelp("A copy of this store's history to check the store against: a stream directory, postgres://USER@HOST:PORT/DATABASE or nats://HOST:PORT/STREAM.",
+                                            valueName: "dir-or-url"))
     var against: String?
+
+    @Option(name: .long, help: "With --against postgres:// or nats://: only the chain hash this pipeline recorded.")
+    var pipeline: String?
+
+    @Option(name: .long, help: "With --against postgres://: the schema of the mirror's tributary_checkpoints.")
+    var schema: String = "public"
 
     @Option(name: .long, help: "A checkpoint file (tributary audit checkpoint): check its signature and that the store still holds its hash.")
     var checkpoint: String?
@@ -45,13 +57,17 @@ struct AuditVerifyCommand: AsyncParsableCommand {
 
     func validate() throws {
         if trustedKey != nil && checkpoint == nil { throw ValidationError("--trusted-key goes with --checkpoint FILE") }
+        let scheme = against.map(AuditTarget.scheme(of:))
+        if pipeline != nil && scheme == nil { throw ValidationError("--pipeline goes with --against postgres://… or nats://…") }
+        if schema != "public" && scheme != "postgres" { throw ValidationError("--schema goes with --against postgres://…") }
     }
 
     func run() async throws {
         let coordinator = try storeOptions.openForHistory()
         let report = try coordinator.verifyHistoryChain()
         try report.requireIntact(location: storeOptions.store)
-        let matched = try against.map { try check(against: $0, coordinator) }
+        var matched: [AuditTarget.Point] = []
+        if let against { matched = try await check(against: against, coordinator) }
         let vouched = try checkpoint.map { try check(checkpoint: $0, coordinator, chain: report) }
         if json {
             var writer = JSONWriter()
@@ -61,35 +77,29 @@ struct AuditVerifyCommand: AsyncParsableCommand {
                 $0.field("oldestToken", .integer(report.oldestToken))
                 $0.field("headToken", .integer(report.headToken))
                 $0.field("headHash", .string(report.headHash))
-                if let matched { $0.field("matchedStreamToken", .integer(matched)) }
+                if let point = matched.first, point.pipeline == nil { $0.field("matchedStreamToken", .integer(point.token)) }
+                let replicas = matched.compactMap { point in point.pipeline.map { (pipeline: $0, token: point.token) } }
+                if !replicas.isEmpty {
+                    $0.key("matchedReplicaTokens")
+                    $0.object { object in for replica in replicas { object.field(replica.pipeline, .integer(replica.token)) } }
+                }
                 if let vouched { $0.field("matchedCheckpointToken", .integer(vouched)) }
             }
             Console.print(writer.text)
         } else {
             let range = report.transactions == 0 ? "no transactions kept" : "tokens \(report.oldestToken)…\(report.headToken)"
-            let stream = matched.map { ", and the stream \(against!) at token \($0)" } ?? ""
+            let copies = matched.map { ", and \($0.source) at token \($0.token)" }.joined()
             let signed = vouched.map { ", and the signed checkpoint at token \($0)" } ?? ""
-            Console.print("ok: \(Plural.counted(report.transactions, "transaction")) (\(Plural.counted(report.changes, "change"))), \(range), chain head \(report.headHash)\(stream)\(signed)")
+            Console.print("ok: \(Plural.counted(report.transactions, "transaction")) (\(Plural.counted(report.changes, "change"))), \(range), chain head \(report.headHash)\(copies)\(signed)")
         }
     }
 
-    /// Checks that the store holds the chain hash the stream in `directory` recorded;
-    /// returns the token it was recorded for.
-    private func check(against directory: String, _ coordinator: PersistentStoreCoordinator) throws -> Int64 {
-        guard let manifest = try StreamManifest.load(from: URL(fileURLWithPath: directory)) else {
-            throw TributaryError(.fileNotFound, "no stream here (no \(StreamManifest.fileName))", location: directory, hint: "give the directory tributary export wrote")
-        }
-        let store = coordinator.persistentStores[0].identifier
-        guard manifest.storeID == store else {
-            throw TributaryError(.invalidInput, "the stream was exported from store \(manifest.storeID.lowercasedString), not this one (\(store.lowercasedString))", location: directory,
-                                 hint: "give a stream exported from \(storeOptions.store)")
-        }
-        guard let point = manifest.chain else {
-            throw TributaryError(.invalidInput, "the stream records no chain hash (exported before history was chained, or from a store without the chain)", location: directory,
-                                 hint: "export again from this store; the next export records it")
-        }
-        try coordinator.requireHistoryChain(hash: point.hash, at: point.token, recordedBy: "the stream \(directory)")
-        return point.token
+    /// Checks that the store holds every chain hash `target` (a stream directory or a
+    /// replica's URL: ``AuditTarget``) recorded; returns them.
+    private func check(against target: String, _ coordinator: PersistentStoreCoordinator) async throws -> [AuditTarget.Point] {
+        let points = try await AuditTarget(parsing: target).points(of: coordinator.persistentStores[0].identifier, pipeline: pipeline, schema: schema)
+        for point in points { try coordinator.requireHistoryChain(hash: point.hash, at: point.token, recordedBy: point.source) }
+        return points
     }
 
     /// Checks the signed checkpoint in `file`; returns the token it vouches for.

@@ -250,13 +250,18 @@ public final class PipelineRunner {
         records.reserveCapacity(min(limit, 16_384))
         let resume = resumeAfter.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
         let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit) { view in
-            let record = try StreamRecord(view)
+            var record = try StreamRecord(view)
+            record.chainHash = view.chainHash
             if pipeline.transforms.isEmpty {
                 records.append(record)   // moved in, not copied through transform(_:by:)
             } else if let kept = try transform(record, by: pipeline.transforms) {
                 records.append(kept)
             }
         }
+        // Read whole through the head when caught up; else through the last transaction read
+        // when the limit fell between transactions, or the one before the transaction it cut.
+        let whole = step.caughtUp ? step.through.value : step.completeThrough ?? (step.newest?.token ?? after) - 1
+        keepChainHashesOnTransactionEnds(&records, completeThrough: whole)
         return Read(records: records, read: step.count, newestRead: step.newest.map { StreamPosition(token: $0.token, index: $0.index) } ?? resumeAfter,
                     caughtUp: step.caughtUp, completeThrough: step.completeThrough, through: step.through)
     }

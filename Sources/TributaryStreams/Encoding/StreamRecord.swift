@@ -60,6 +60,13 @@ public struct StreamRecord: Sendable, Equatable {
     /// The properties: `after` for inserts and reads, `before` and `after` for updates,
     /// `before` for deletes; to-many membership changes as `added`/`removed`.
     public var properties: [PropertyChange]
+    /// The chain hash of the record's transaction (`HistoryChangeView.chainHash`), on the
+    /// record that completes its transaction in a pipeline's delivery and nil on the others: a
+    /// hash at token T vouches for the history through T, so a sink records it only once every
+    /// record of T it receives is delivered. In memory only: no stream format encodes it (the
+    /// NATS sink sends it as a header, the PostgreSQL sink in its checkpoint row, an exported
+    /// stream in its manifest).
+    public var chainHash: [UInt8]?
 
     /// A record.
     public init(position: StreamPosition, storeID: UUID, timestamp: Date, author: String?, contextName: String?,
