@@ -81,6 +81,35 @@ import TributaryTestSupport
         #expect(both == Set(try scanned(coordinator, posts[0]) + scanned(coordinator, posts[64])).filter { $0 > 2 }.sorted())
     }
 
+    @Test func aFilterOnAThousandObjectsIsAnswered() throws {
+        let coordinator = try open()
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 1200)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            try context.existingObject(with: posts[1100]).setValue(.string("Edited"), forKey: "title")
+            try context.save()
+        }
+        var filter = HistoryFilter()
+        filter.objectIDs = Array(posts[100..<1100]) + [posts[1100]]
+        let transactions = try coordinator.fetchHistory(.fetchHistory(withFilter: filter))
+        #expect(transactions.count == 2)
+        #expect(transactions.first?.changes.count == 1001)
+        #expect(transactions.last?.changes.map(\.changedObjectID) == [posts[1100]])
+    }
+
+    @Test func aTagsTimelineHoldsItsLinkChanges() throws {
+        let coordinator = try open()
+        let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 6)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let post = try context.existingObject(with: posts[1])
+            try post.add(try context.existingObject(with: tags[0]), toRelationship: "tags")
+            try context.save()
+        }
+        for tag in tags { #expect(try timeline(coordinator, tag) == scanned(coordinator, tag)) }
+        #expect(try timeline(coordinator, tags[0]).count >= 2, "inserted, then linked")
+    }
+
     @Test func theTimelineIsReadFromTheIndex() throws {
         let coordinator = try open()
         let posts = try writeHistory(coordinator)

@@ -115,15 +115,24 @@ enum ObjectTimelineIndex {
     }
 
     /// A condition on the history's `token` matching the transactions that touched any of
-    /// `objects`, with its arguments.
+    /// `objects`, with its argument: the objects' blocks, each with the bitmap of the keys
+    /// wanted, as one JSON array (any number of objects: an `OR` per object would exceed
+    /// SQLite's expression depth at about 500).
     static func tokenCondition(for objects: [ObjectID]) -> (sql: String, arguments: [AttributeValue]) {
-        var arguments: [AttributeValue] = []
-        let matches = objects.map { object -> String in
-            let (block, bit) = place(of: object.primaryKey)
-            arguments += [.string(object.entityName), .integer(block), .integer(bit)]
-            return "(entity = ? AND block = ? AND keys & ? != 0)"
+        var entries = Entries()
+        for object in objects { entries.add(entityName: object.entityName, key: object.primaryKey) }
+        var json = JSONWriter()
+        json.array { list in
+            for row in entries.rows {
+                list.array { $0.value(.string(entries.names[row.entity])); $0.value(.integer(row.block)); $0.value(.integer(row.keys)) }
+            }
         }
-        return ("token IN (SELECT token FROM \(table) WHERE \(matches.joined(separator: " OR ")))", arguments)
+        let sql = """
+            token IN (SELECT o.token FROM json_each(?) AS w JOIN \(table) AS o
+                ON o.entity = json_extract(w.value, '$[0]') AND o.block = json_extract(w.value, '$[1]')
+                WHERE o.keys & json_extract(w.value, '$[2]') != 0)
+            """
+        return (sql, [.string(json.text)])
     }
 
     /// Creates the index, or empties it, and fills it from the kept history (an upgrade, in
