@@ -60,6 +60,21 @@ import TributaryTestSupport
         return posts
     }
 
+    /// The token through which the index's rows are written.
+    func indexedThrough() throws -> Int64 {
+        Int64(try shell("SELECT value FROM _tributary_metadata WHERE key = 'historyObjectIndexThrough';").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// Commits single-tag transactions until the index's rows are written through today's newest token.
+    func flushIndex(_ coordinator: PersistentStoreCoordinator) throws {
+        let newest = try coordinator.currentPersistentHistoryToken().value
+        var n = 0
+        while try indexedThrough() < newest {
+            try coordinator.execute(BatchInsertRequest(entityName: "Tag", objects: [["name": .string("flush-\(newest)-\(n)")]]))
+            n += 1
+        }
+    }
+
     func objects(_ posts: [ObjectID]) -> [ObjectID] {
         let negative = [-1, -64, -65].map { ObjectID(storeID: posts[0].storeID, entityName: "Post", primaryKey: Int64($0)) }
         return [0, 1, 62, 63, 64, 65, 100, 126, 127, 139].map { posts[$0] } + negative
@@ -113,6 +128,7 @@ import TributaryTestSupport
     @Test func theTimelineIsReadFromTheIndex() throws {
         let coordinator = try open()
         let posts = try writeHistory(coordinator)
+        try flushIndex(coordinator)
         #expect(try timeline(coordinator, posts[63]).count == 5)
         // Without its rows, the object has no timeline: the index, not a scan, answers.
         let block = ObjectTimelineIndex.place(of: posts[63].primaryKey).block
@@ -122,9 +138,38 @@ import TributaryTestSupport
         #expect(try timeline(coordinator, other) == scanned(coordinator, other), "other blocks' rows are untouched")
     }
 
+    @Test func smallTransactionsRowsAreWrittenAtTheNextFlushPoint() throws {
+        let coordinator = try open()
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 2)
+        #expect(try indexedThrough() == 0, "two small transactions: no flush point passed yet")
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        func edit(_ title: String) throws {
+            try context.performAndWait {
+                try context.existingObject(with: posts[0]).setValue(.string(title), forKey: "title")
+                try context.save()
+            }
+        }
+        try edit("small")
+        let small = try coordinator.currentPersistentHistoryToken().value
+        #expect(try indexedThrough() < small && small % ObjectTimelineIndex.flushInterval != 0)
+        #expect(try shell("SELECT count(*) FROM _tributary_history_object WHERE token = \(small);") == "0\n", "left to the flush point")
+        #expect(try timeline(coordinator, posts[0]) == scanned(coordinator, posts[0]), "the transactions after the flushed point are read too")
+        try flushIndex(coordinator)
+        #expect(try shell("SELECT count(*) FROM _tributary_history_object WHERE token = \(small);") == "1\n")
+        #expect(try indexedThrough() % ObjectTimelineIndex.flushInterval == 0)
+        try edit("left again")
+        // A large transaction writes its rows and those left before it.
+        try Fixtures.seedBlog(coordinator, posts: 0, tags: (0..<70).map { "big-\($0)" })
+        #expect(try indexedThrough() == coordinator.currentPersistentHistoryToken().value)
+        #expect(try timeline(coordinator, posts[0]) == scanned(coordinator, posts[0]))
+        try shell("DELETE FROM _tributary_metadata WHERE key = 'historyObjectIndexThrough';")
+        #expect(try timeline(coordinator, posts[0]) == scanned(coordinator, posts[0]), "every transaction was flushed: the rows alone answer")
+    }
+
     @Test func pruningTakesTheIndexRowsWithItsTransactions() throws {
         let coordinator = try open()
         let posts = try writeHistory(coordinator)
+        try flushIndex(coordinator)
         let all = try scanned(coordinator, posts[0])
         let token = PersistentHistoryToken(value: try #require(all.dropLast().last), storeKey: PersistentHistoryToken.key(of: posts[0].storeID))
         try coordinator.deleteHistory(.deleteHistory(before: token))

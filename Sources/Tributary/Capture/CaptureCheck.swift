@@ -70,7 +70,8 @@ struct CaptureCheck {
         Self.gaps.increment()
         let source = HistorySource(author: nil, contextName: line, processID: Self.gapSource.0, processName: Self.gapSource.1)
         let payload = try HistoryPayload.finish(body: [], count: 0, names: NameTable())
-        let row = HistoryRecorder.HistoryRow(payload: payload, count: 0, entities: tables, source: source)
+        var row = HistoryRecorder.HistoryRow(payload: payload, count: 0, entities: tables, source: source)
+        if try ObjectTimelineIndex.exists(on: db) { row.objects = ObjectTimelineIndex.Entries() }
         _ = try HistoryRecorder.insertTransaction(row, sourceID: try HistoryRecorder.sourceID(source, on: db), on: db)
     }
 

@@ -281,7 +281,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let payload = try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names)
         var row = HistoryRecorder.HistoryRow(payload: payload, count: changes.count, entities: entities, source: source)
         if try ObjectTimelineIndex.exists(on: db) {
-            for change in changes { row.objects.add(entityName: change.entity, key: change.primaryKey) }
+            var objects = ObjectTimelineIndex.Entries()
+            for change in changes { objects.add(entityName: change.entity, key: change.primaryKey) }
+            row.objects = objects
         }
         _ = try HistoryRecorder.insertTransaction(row, sourceID: sourceID, on: db)
     }

@@ -42,8 +42,8 @@ extension HistoryRecorder {
         var entities: [String]
         var source: HistorySource
         var reason: String?
-        /// The objects touched, for the object timeline index (empty when the store has none).
-        var objects = ObjectTimelineIndex.Entries()
+        /// The objects touched, for the object timeline index; nil when the store has none.
+        var objects: ObjectTimelineIndex.Entries?
         var timestamp = Date()
     }
 
@@ -70,7 +70,7 @@ extension HistoryRecorder {
             row.reason.map { .string($0) } ?? .null, hash.map { .data(Data($0)) } ?? .null,
         ])
         try statement.run()
-        try ObjectTimelineIndex.insert(row.objects, token: token, on: db)
+        if let objects = row.objects { try ObjectTimelineIndex.record(objects, changeCount: row.count, token: token, on: db) }
         return token
     }
 }

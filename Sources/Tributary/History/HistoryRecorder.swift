@@ -211,21 +211,21 @@ final class HistoryRecorder: @unchecked Sendable {
     }
 
     /// The stored payload of the transaction's live changes, their count and entities; nil when none.
-    func takePayload() throws -> (payload: [UInt8], count: Int, entities: [String], objects: ObjectTimelineIndex.Entries)? {
+    func takePayload() throws -> (payload: [UInt8], count: Int, entities: [String], objects: ObjectTimelineIndex.Entries?)? {
         defer { resetTransaction() }
         var count = 0
         var entities: [String] = []
         var seen = Set<Int>()
         var allLive = true
-        var objects = ObjectTimelineIndex.Entries()
+        var objects: ObjectTimelineIndex.Entries? = writesObjectIndex ? ObjectTimelineIndex.Entries() : nil
         for segment in segments {
             guard segment.live else { allLive = false; continue }
             count += 1
             if seen.insert(segment.entity).inserted { entities.append(names.strings[segment.entity]) }
-            if writesObjectIndex { objects.add(entity: segment.entity, key: segment.key) }
+            objects?.add(entity: segment.entity, key: segment.key)
         }
         guard count > 0 else { return nil }
-        objects.names = names.strings
+        objects?.names = names.strings
         if allLive && chunks.isActive {
             let frames = try chunks.frames()
             let payload = try body.bytes.withUnsafeBytes { bytes in

@@ -90,7 +90,7 @@ enum HistorySchema {
                     ON CONFLICT(key) DO NOTHING;
                 """)
             if chain { try HistoryChain.setAnchor(HistoryChain.genesis, on: db) }
-            if objectIndex { try db.execute(ObjectTimelineIndex.createSQL) }
+            if objectIndex { try ObjectTimelineIndex.build(on: db) }
         } else if let stored, stored < formatVersion {
             try upgrade(from: stored, on: db, chain: chain, objectIndex: objectIndex)
         }

@@ -1,21 +1,34 @@
-import Foundation
-
 /// The index from objects to the history transactions that touched them, so that an
 /// object's timeline (``HistoryFilter/objectIDs``) reads its own transactions instead of
 /// every transaction of its entity.
 ///
 /// `_tributary_history_object` holds one row per transaction and *block* of 64 primary keys
 /// of an entity it touched, with a bitmap of the keys touched (bit `key & 63`): a batch of
-/// 1,000 consecutive inserts adds about 16 rows, a single-row commit one. A lookup reads the
-/// rows of the object's block, keeps those whose bit is set, and so finds exactly the
-/// object's transactions. The rows are written in the same transaction as the history row
-/// (``HistoryRecorder/insertTransaction(_:sourceID:on:)``) and deleted with it by pruning.
+/// 1,000 consecutive inserts adds about 16 rows. A lookup reads the rows of the object's
+/// block, keeps those whose bit is set, and so finds exactly the object's transactions.
+///
+/// The rows are written in the SQLite transaction of a history transaction
+/// (``HistoryRecorder/insertTransaction(_:sourceID:on:)``): a large one (``largeTransaction``
+/// changes or more) writes its own at once; small ones are left to the next transaction whose
+/// token is a multiple of ``flushInterval`` or that is large, which writes the rows of every
+/// transaction since the last such one, decoded from their payloads. A single-row commit
+/// would otherwise write a page more (the index's) each time; this way the rows of 64 commits
+/// share their pages. `historyObjectIndexThrough` in the metadata is the token through which
+/// every transaction's rows are written, and a lookup also reads the (at most 63 small)
+/// transactions after it. Pruning deletes rows with their transactions.
 ///
 /// A store has the index when its history was created or upgraded with
 /// ``PersistentStoreDescription/historyObjectIndex`` on (the default): the table's presence
 /// says so, and every writer of the format keeps it.
 enum ObjectTimelineIndex {
     static let table = "_tributary_history_object"
+    /// The metadata key of the token through which every transaction's rows are written.
+    static let throughKey = "historyObjectIndexThrough"
+    /// Every transaction whose token is a multiple of this writes the rows left to it.
+    static let flushInterval: Int64 = 64
+    /// A transaction with this many changes or more writes its rows (and those left) at once,
+    /// so that the transactions a lookup decodes besides the index are small.
+    static let largeTransaction = 64
 
     static let createSQL = """
         CREATE TABLE IF NOT EXISTS \(table) (
@@ -89,6 +102,26 @@ enum ObjectTimelineIndex {
         }
     }
 
+    /// Keeps the index for transaction `token`, just inserted with `changeCount` changes on
+    /// `objects`: writes its rows and those of the transactions left since the last flush
+    /// when it is large or its token a multiple of ``flushInterval``, else leaves them.
+    static func record(_ objects: Entries, changeCount: Int, token: Int64, on db: Connection) throws {
+        guard changeCount >= largeTransaction || token % flushInterval == 0 else { return }
+        let through = try db.scalar("SELECT CAST(value AS INTEGER) FROM _tributary_metadata WHERE key = ?", [.string(throughKey)])?.integerValue ?? 0
+        if through < token - 1 {
+            try forEachTransaction("WHERE token > ? AND token < ?", [.integer(through), .integer(token)], on: db) { left, entries in
+                try insert(entries, token: left, on: db)
+            }
+        }
+        try insert(objects, token: token, on: db)
+        try setThrough(token, on: db)
+    }
+
+    private static func setThrough(_ token: Int64, on db: Connection) throws {
+        try db.execute("INSERT INTO _tributary_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                       [.string(throughKey), .string(String(token))])
+    }
+
     /// Writes the rows of transaction `token`.
     static func insert(_ entries: Entries, token: Int64, on db: Connection) throws {
         guard !entries.isEmpty else { return }
@@ -115,9 +148,11 @@ enum ObjectTimelineIndex {
     }
 
     /// A condition on the history's `token` matching the transactions that touched any of
-    /// `objects`, with its argument: the objects' blocks, each with the bitmap of the keys
-    /// wanted, as one JSON array (any number of objects: an `OR` per object would exceed
-    /// SQLite's expression depth at about 500).
+    /// `objects` and the few after the index's flushed point (the caller filters those by
+    /// their changes), as one list, so that SQLite looks each up by token rather than scan a
+    /// range. Its argument: the objects' blocks, each with the bitmap of the keys wanted, as
+    /// one JSON array (any number of objects: an `OR` per object would exceed SQLite's
+    /// expression depth at about 500).
     static func tokenCondition(for objects: [ObjectID]) -> (sql: String, arguments: [AttributeValue]) {
         var entries = Entries()
         for object in objects { entries.add(entityName: object.entityName, key: object.primaryKey) }
@@ -130,7 +165,9 @@ enum ObjectTimelineIndex {
         let sql = """
             token IN (SELECT o.token FROM json_each(?) AS w JOIN \(table) AS o
                 ON o.entity = json_extract(w.value, '$[0]') AND o.block = json_extract(w.value, '$[1]')
-                WHERE o.keys & json_extract(w.value, '$[2]') != 0)
+                WHERE o.keys & json_extract(w.value, '$[2]') != 0
+              UNION ALL SELECT t.token FROM \(HistorySchema.transactions) AS t
+                WHERE t.token > coalesce((SELECT CAST(value AS INTEGER) FROM _tributary_metadata WHERE key = '\(throughKey)'), 0))
             """
         return (sql, [.string(json.text)])
     }
@@ -141,6 +178,7 @@ enum ObjectTimelineIndex {
         try db.execute(createSQL)
         try db.execute("DELETE FROM \(table)")
         try forEachTransaction("", [], on: db) { token, entries in try insert(entries, token: token, on: db) }
+        try setThrough(try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0, on: db)
     }
 
     /// Calls `body` with the objects of each history transaction matching `condition`, in
