@@ -159,7 +159,7 @@ import TributaryTestSupport
         #expect(try indexedThrough() % ObjectTimelineIndex.flushInterval == 0)
         try edit("left again")
         // A large transaction writes its rows and those left before it.
-        try Fixtures.seedBlog(coordinator, posts: 0, tags: (0..<70).map { "big-\($0)" })
+        try Fixtures.seedBlog(coordinator, posts: 0, tags: (0..<ObjectTimelineIndex.largeTransaction).map { "big-\($0)" })
         #expect(try indexedThrough() == coordinator.currentPersistentHistoryToken().value)
         #expect(try timeline(coordinator, posts[0]) == scanned(coordinator, posts[0]))
         try shell("DELETE FROM _tributary_metadata WHERE key = 'historyObjectIndexThrough';")

@@ -12,8 +12,8 @@
 /// changes or more) writes its own at once; small ones are left to the next transaction whose
 /// token is a multiple of ``flushInterval`` or that is large, which writes the rows of every
 /// transaction since the last such one, decoded from their payloads. A single-row commit
-/// would otherwise write a page more (the index's) each time; this way the rows of 64 commits
-/// share their pages. `historyObjectIndexThrough` in the metadata is the token through which
+/// would otherwise write a page more (the index's) each time, and a transaction of scattered
+/// updates as many pages as changes; this way 64 transactions share their pages. `historyObjectIndexThrough` in the metadata is the token through which
 /// every transaction's rows are written, and a lookup also reads the (at most 63 small)
 /// transactions after it. Pruning deletes rows with their transactions.
 ///
@@ -28,7 +28,7 @@ enum ObjectTimelineIndex {
     static let flushInterval: Int64 = 64
     /// A transaction with this many changes or more writes its rows (and those left) at once,
     /// so that the transactions a lookup decodes besides the index are small.
-    static let largeTransaction = 64
+    static let largeTransaction = 256
 
     static let createSQL = """
         CREATE TABLE IF NOT EXISTS \(table) (
