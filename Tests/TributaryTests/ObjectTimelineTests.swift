@@ -166,6 +166,18 @@ import TributaryTestSupport
         #expect(try timeline(coordinator, posts[0]) == scanned(coordinator, posts[0]), "every transaction was flushed: the rows alone answer")
     }
 
+    @Test func aFlushedPointAnotherProgramWroteBreaksNoWrite() throws {
+        let coordinator = try open()
+        let posts = try writeHistory(coordinator)
+        try flushIndex(coordinator)
+        // Moved back (or made no number): the next flush writes rows that exist again.
+        for value in ["0", "not a token", "-5"] {
+            try shell("UPDATE _tributary_metadata SET value = '\(value)' WHERE key = 'historyObjectIndexThrough';")
+            try flushIndex(coordinator)
+            for object in objects(posts) { #expect(try timeline(coordinator, object) == scanned(coordinator, object)) }
+        }
+    }
+
     @Test func pruningTakesTheIndexRowsWithItsTransactions() throws {
         let coordinator = try open()
         let posts = try writeHistory(coordinator)

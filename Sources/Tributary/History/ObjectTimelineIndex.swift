@@ -122,10 +122,14 @@ enum ObjectTimelineIndex {
                        [.string(throughKey), .string(String(token))])
     }
 
-    /// Writes the rows of transaction `token`.
+    /// Writes the rows of transaction `token`, replacing any it has: a flushed point that
+    /// another program moved back makes a flush write rows again, and must not fail the commit.
     static func insert(_ entries: Entries, token: Int64, on db: Connection) throws {
         guard !entries.isEmpty else { return }
-        let statement = try db.cachedStatement("INSERT INTO \(table) (entity, block, token, keys) VALUES (?, ?, ?, ?)")
+        let statement = try db.cachedStatement("""
+            INSERT INTO \(table) (entity, block, token, keys) VALUES (?, ?, ?, ?)
+            ON CONFLICT (entity, block, token) DO UPDATE SET keys = excluded.keys
+            """)
         for row in entries.rows {
             try statement.bind([.string(entries.names[row.entity]), .integer(row.block), .integer(token), .integer(row.keys)])
             try statement.run()
