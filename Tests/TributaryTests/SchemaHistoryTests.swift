@@ -114,21 +114,32 @@ import TributaryTestSupport
         #expect(try ForeignWriter.shell(path, "SELECT token, fromVersion IS NULL FROM \(SchemaHistory.table) ORDER BY token") == "\(upgradedAt.value)|1\n\(upgradedAt.value + 1)|0\n")
     }
 
-    @Test func adoptingAgainAfterAnotherProgramAddedAColumnRecordsTheChange() throws {
+    @Test func anotherProgramsDDLOnAnAdoptedDatabaseIsRecordedWhenFirstSeenAndOnceOnly() throws {
         let app = dir.file("app.db")
         try ForeignWriter.shell(app, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO items VALUES (1, 'one');")
         _ = try PersistentStoreCoordinator.adoptDatabase(at: app)
+        func open() throws -> PersistentStoreCoordinator {
+            let coordinator = PersistentStoreCoordinator()
+            try coordinator.addPersistentStore(with: PersistentStoreDescription(url: app))
+            return coordinator
+        }
         try ForeignWriter.shell(app, "ALTER TABLE items ADD COLUMN price REAL; CREATE TABLE shops (id INTEGER PRIMARY KEY, city TEXT);")
+        // The next open sees it: a schema transaction marked detected, after the gap line.
+        let coordinator = try open()
+        let detected = try coordinator.schemaChanges()
+        #expect(detected.count == 1)
+        #expect(detected.first?.change.changes == ["added items.price", "added entity shops"])
+        #expect(detected.first?.change.isDetected == true && detected.first?.change.isAdditive == true)
+        #expect(detected.first?.change.model.entity(named: "shops") != nil)
+        let storeID = coordinator.persistentStores[0].identifier
+        #expect(try coordinator.model(at: PersistentHistoryToken(value: 0, storeID: storeID)).entity(named: "shops") == nil)
+        // Adopting again brings capture in line and records nothing more; a real change later is recorded.
         _ = try PersistentStoreCoordinator.adoptDatabase(at: app)
-        let coordinator = PersistentStoreCoordinator()
-        try coordinator.addPersistentStore(with: PersistentStoreDescription(url: app))
-        let changes = try coordinator.schemaChanges()
-        #expect(changes.count == 1)
-        #expect(changes.first?.change.changes == ["added items.price", "added entity shops"])
-        #expect(changes.first?.change.model.entity(named: "shops") != nil)
-        #expect(try coordinator.model(at: PersistentHistoryToken(value: 0, storeID: coordinator.persistentStores[0].identifier)).entity(named: "shops") == nil)
-        // Adopting again without a change records nothing.
+        #expect(try open().schemaChanges().count == 1)
+        // SQLite refuses to drop a column a trigger names, unless in legacy mode (the capture is narrowed at the next open).
+        try ForeignWriter.shell(app, "PRAGMA legacy_alter_table = ON; ALTER TABLE items DROP COLUMN price;")
         _ = try PersistentStoreCoordinator.adoptDatabase(at: app)
-        #expect(try coordinator.schemaChanges().count == 1)
+        let changes = try open().schemaChanges()
+        #expect(changes.count == 2 && changes[1].change.changes == ["removed items.price"] && !changes[1].change.isAdditive)
     }
 }

@@ -32,6 +32,12 @@ public struct SchemaChange: Sendable, Equatable {
         self.isDetected = isDetected
     }
 
+    /// Whether the change only adds (entities, attributes, relationships, indexes, derived
+    /// values recomputed): what a copy of the data can follow without losing anything.
+    public var isAdditive: Bool {
+        changes.allSatisfy { $0.hasPrefix("added ") || $0.hasPrefix("recomputed ") }
+    }
+
     /// One line for people: the changes, and the versions.
     public var summary: String {
         let versions = "model \(fromVersion ?? "unknown") → \(toVersion)"

@@ -27,7 +27,8 @@ struct Adoption {
         // Creates history, or brings an adopted store's from an older format.
         try HistorySchema.prepare(on: db, enable: true, place: path)
         if let existing {
-            try SchemaHistory.record(from: existing.model, to: model, on: db)
+            // A change another program made is recorded once: when first detected, or now.
+            try SchemaHistory.record(from: try SchemaHistory.model(at: .max, on: db) ?? existing.model, to: model, on: db)
         } else {
             try SchemaHistory.begin(with: model, on: db)
         }
