@@ -42,7 +42,10 @@ extension PostgresMirrorSchema {
         }
         for (name, type) in new.columns {
             guard let oldType = oldColumns[name] else {
-                statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Self.quote(name)) \(type)")
+                // Rows already there take the attribute's default, as the store's migration gave them.
+                let value = new.entity.attribute(named: name)?.defaultValue.flatMap(Self.literal)
+                statements.append("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(Self.quote(name)) \(type)" + (value.map { " DEFAULT \($0)" } ?? ""))
+                if value != nil { statements.append("ALTER TABLE \(table) ALTER COLUMN \(Self.quote(name)) DROP DEFAULT") }
                 continue
             }
             if oldType != type { statements.append("ALTER TABLE \(table) ALTER COLUMN \(Self.quote(name)) TYPE \(type) USING \(Self.quote(name))::\(type)") }
@@ -51,6 +54,17 @@ extension PostgresMirrorSchema {
             statements.append("ALTER TABLE \(table) DROP COLUMN IF EXISTS \(Self.quote(name))")
         }
         return statements
+    }
+
+    /// A default value as a PostgreSQL literal (numbers, booleans, text), nil for others.
+    static func literal(_ value: AttributeValue) -> String? {
+        switch value {
+        case .integer(let number): return String(number)
+        case .double(let number) where number.isFinite: return String(number)
+        case .bool(let flag): return flag ? "true" : "false"
+        case .string(let text): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        default: return nil
+        }
     }
 
     /// The renames a change lists: entities (`renamed entity A to B`) and properties by the
