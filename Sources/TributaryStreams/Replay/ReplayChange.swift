@@ -177,7 +177,12 @@ public struct ReplayChange: Sendable {
         let converted: AttributeValue?
         switch value {
         case .null: converted = .null
-        case .string(let text): converted = try AttributeValue.parse(text, as: type)
+        case .string(let text):
+            do {
+                converted = try AttributeValue.parse(text, as: type)
+            } catch let error as TributaryError {
+                throw TributaryError(error.code, "'\(name)': \(error.message)", hint: error.hint)
+            }
         case .integer(let i): converted = AttributeValue.integer(i).coerced(to: type)
         case .double(let d): converted = AttributeValue.double(d).coerced(to: type)
         case .bool(let b): converted = AttributeValue.bool(b).coerced(to: type)
