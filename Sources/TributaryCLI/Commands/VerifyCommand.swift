@@ -30,5 +30,8 @@ struct VerifyCommand: AsyncParsableCommand {
         if let snapshot = manifest.snapshot { line += ", snapshot at token \(snapshot.token) (\(Plural.counted(snapshot.objects, "object")))" }
         if let dictionary = manifest.dictionary { line += ", dictionary \(dictionary)" }
         Console.print(line)
+        if let first = summary.firstValueMismatch {
+            Console.warn("note: \(Plural.counted(summary.valueMismatches, "value")) of another type than the model's (as the store held them; replay refuses such records), the first: \(first)")
+        }
     }
 }

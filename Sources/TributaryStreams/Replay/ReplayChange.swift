@@ -188,7 +188,9 @@ public struct ReplayChange: Sendable {
         case .bool(let b): converted = AttributeValue.bool(b).coerced(to: type)
         case .array, .object: converted = nil
         }
-        guard let converted else { throw bad("'\(name)' holds \(value) where a \(type.rawValue) belongs") }
+        guard let converted else {
+            throw TributaryError(.typeMismatch, "'\(name)' holds \(value) where a \(type.rawValue) belongs", hint: "the stream was not written by tributary export, or was edited")
+        }
         return converted
     }
 

@@ -3,9 +3,9 @@ import Tributary
 
 /// Checks each record of a stream against the model in force at its position: the stream's
 /// starting model (`model.json`), then each schema record's from its position on. A record
-/// fits when its entity is in the model, every property it names is an attribute or
-/// relationship of that entity, and its values convert to the attributes' types (as replay
-/// converts them). The schema records met must be the model versions the manifest lists.
+/// fits when its entity is in the model and every property it names is an attribute or
+/// relationship of that entity; a value that does not convert to its attribute's type (as
+/// replay converts it) is counted, not damage: the store may have held it so. The schema records met must be the model versions the manifest lists.
 /// A stream without `model.json` (written before it was kept) is not checked.
 struct ModelConformance {
     private(set) var model: ManagedObjectModel?
@@ -53,8 +53,31 @@ struct ModelConformance {
                 throw TributaryError(.unknownProperty, "the record links '\(name)', which \(entity.name) does not have")
             }
         } catch let error as TributaryError {
-            throw TributaryError(.damagedStream, "the record at \(position) does not fit the model in force there (version \(model.versionHash)): \(error.message)", location: place,
+            guard try Self.isChangeRecord(line, format: format) else { return }   // a dead letter, say: not a change
+            let what = "the record at \(position) does not fit the model in force there (version \(model.versionHash)): \(error.message)"
+            // A value of another type is what the store held (another program wrote it, or a
+            // date out of range): noted, not damage. A name the model lacks is.
+            guard error.code != .typeMismatch else {
+                valueMismatches += 1
+                firstValueMismatch = firstValueMismatch ?? "\(place): \(what)"
+                return
+            }
+            throw TributaryError(.damagedStream, what, location: place,
                                  hint: "the record names what the model at its position lacks: the stream was edited, or a model change is missing from it")
+        }
+    }
+
+    /// Values that do not hold their attribute's type, and the first of them.
+    private(set) var valueMismatches = 0
+    private(set) var firstValueMismatch: String?
+
+    /// Whether `line` is a change record (a dead letter's line, holding one, is not).
+    private static func isChangeRecord(_ line: ArraySlice<UInt8>, format: StreamFormat) throws -> Bool {
+        guard case .object(let top) = try RecordJSONParser.parse(line) else { return false }
+        switch format {
+        case .native: return top["type"] != nil
+        case .cloudevents: return top["data"] != nil && top["type"] != nil
+        case .debezium: return top["op"] != nil
         }
     }
 

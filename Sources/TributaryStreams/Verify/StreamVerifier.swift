@@ -34,6 +34,12 @@ public struct StreamVerifier {
         public var last: StreamPosition?
         /// Schema records (model changes) among the records, when models were checked.
         public var schemaRecords = 0
+        /// Values that do not hold their attribute's type in the model at their position (as
+        /// the store held them: another program wrote them, or dates out of range), and where
+        /// the first is; replay refuses such a record.
+        public var valueMismatches = 0
+        /// The first of them, with its segment and position.
+        public var firstValueMismatch: String?
     }
 
     /// A verifier of the stream in `directory`.
@@ -127,6 +133,8 @@ public struct StreamVerifier {
             summary.first = summary.first ?? segment.first
             summary.last = segment.last
             summary.schemaRecords = models?.versions.count ?? summary.schemaRecords
+            summary.valueMismatches = models?.valueMismatches ?? 0
+            summary.firstValueMismatch = models?.firstValueMismatch
             progress(summary)
         }
         try models?.checkListed(in: manifest, place: directory.appendingPathComponent(StreamManifest.fileName).path)
