@@ -84,12 +84,30 @@ public final class HTTPSink: Sink {
         if posted.map({ $0.key != key || $0.count != records.count }) ?? true {
             posted = (key, records.count, encode(records))
         }
+        try await post(posted!.body, key: key)
+        posted = nil
+    }
+
+    /// Posts a schema record (the source's model changed) as a batch of one:
+    /// `{"records":[{"id":…,"record":<schema record>}]}`, keyed by its event ID.
+    public func deliverSchema(_ record: SchemaRecord) async throws {
+        precondition(opened, "open the sink before delivering")
+        var bytes = Array(#"{"records":[{"id":""#.utf8) + Array(record.eventID.utf8) + Array(#"","record":"#.utf8)
+        encoder.encodeSchema(record, into: &bytes)
+        if bytes.last == 0x0A { bytes.removeLast() }
+        bytes += "}]}".utf8
+        try await post(ByteBuffer(bytes: bytes), key: record.eventID)
+    }
+
+    /// POSTs `body` with `key` as its idempotency key; throws `sinkUnavailable` for what is
+    /// worth retrying (no answer, 429, 5xx) and `sinkRejected` for other refusals.
+    private func post(_ body: ByteBuffer, key: String) async throws {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Idempotency-Key", value: key)
         if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
-        request.body = .bytes(posted!.body)
+        request.body = .bytes(body)
         let status: Int, answer: ByteBuffer
         do {
             let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(saturating: timeout * 1000)))
@@ -98,10 +116,7 @@ public final class HTTPSink: Sink {
         } catch {
             throw TributaryError.sinkUnavailable(name, "cannot reach \(Self.describe(url)): \(error)")
         }
-        if (200..<300).contains(status) {
-            posted = nil
-            return
-        }
+        if (200..<300).contains(status) { return }
         let text = String(decoding: answer.readableBytesView.prefix(2_000), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
         if status == 429 || status >= 500 {
             throw TributaryError.sinkUnavailable(name, "HTTP \(status) from \(Self.describe(url))")

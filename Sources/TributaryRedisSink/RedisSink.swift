@@ -123,6 +123,14 @@ public final class RedisSink: Sink {
         return connection
     }
 
+    /// Schema records received and ignored: a cache of rows keeps no schema.
+    public private(set) var ignoredSchemaRecords = 0
+
+    /// Ignores the schema record (counting it in ``ignoredSchemaRecords``).
+    public func deliverSchema(_ record: SchemaRecord) async throws {
+        ignoredSchemaRecords += 1
+    }
+
     public func deliver(_ records: [StreamRecord]) async throws {
         guard !records.isEmpty else { return }
         calls.removeAll(keepingCapacity: true)
