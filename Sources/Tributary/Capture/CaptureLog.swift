@@ -53,7 +53,8 @@ enum CaptureLog {
             try db.execute("ALTER TABLE \(state) ADD COLUMN checkedToken INTEGER NOT NULL DEFAULT 0")
         }
         let existing = try db.scalar("SELECT count(*) FROM pragma_table_info('\(table)') WHERE name GLOB 'c[0-9]*'")?.integerValue ?? 0
-        for column in Int(existing)..<max(valueColumns, 1) {
+        // Never fewer: a migration that removes columns leaves the log as wide as it was.
+        for column in Int(existing)..<max(valueColumns, 1, Int(existing)) {
             try db.execute("ALTER TABLE \(table) ADD COLUMN c\(column)")
         }
     }

@@ -93,10 +93,27 @@ public final class PersistentStore: Sendable {
             inMemory = true
         }
         do {
-            return try load(description, model: model, path: path, inMemory: inMemory)
+            return try loadFoldingFirst(description, model: model, path: path, inMemory: inMemory)
         } catch {
             if let creating { undoCreation(at: path, state: creating) }
             throw error
+        }
+    }
+
+    /// ``load(_:model:path:inMemory:)``; when an explicit migration must wait for other
+    /// programs' writes to be folded into history (``ForeignWritesPending``), opens the store
+    /// with its own model first (which folds them) and tries once more.
+    private static func loadFoldingFirst(_ description: PersistentStoreDescription, model: ManagedObjectModel?, path: String, inMemory: Bool) throws -> PersistentStore {
+        do {
+            return try load(description, model: model, path: path, inMemory: inMemory)
+        } catch is ForeignWritesPending {
+            try load(description, model: nil, path: path, inMemory: inMemory).close()
+        }
+        do {
+            return try load(description, model: model, path: path, inMemory: inMemory)
+        } catch is ForeignWritesPending {
+            throw TributaryError(.storeLocked, "other programs kept writing to the store while it was being migrated", location: description.url.path,
+                                 hint: "stop the programs that write to it (the sqlite3 shell, scripts), then migrate again")
         }
     }
 
@@ -157,7 +174,8 @@ public final class PersistentStore: Sendable {
                     return (id, model, changes, try HistorySchema.Layout.read(on: db, place: place))
                 }
                 : try database.write { db in
-                    let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
+                    let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true,
+                                                                      explicit: description.allowsExplicitMigration)
                     if Connection.canDisableMainTriggersOnly { try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model), temporary: true) }
                     return (id, model, changes, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking,
                                                                           chain: description.historyHashChain, objectIndex: description.historyObjectIndex, place: place))
