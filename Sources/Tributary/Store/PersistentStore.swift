@@ -35,7 +35,9 @@ public final class PersistentStore: Sendable {
     /// The history's format, nil without history.
     var historyFormat: Int? { history?.format }
     /// What opening the store migrated, one item a change (`added Post.views`,
-    /// `added entity Comment`); empty when the model was the store's own.
+    /// `added entity Comment`; with ``PersistentStoreDescription/allowsExplicitMigration``
+    /// also `renamed Post.body to Post.content`, `removed Post.legacy`,
+    /// `changed Post.views from integer to double`); empty when the model was the store's own.
     public let migrationChanges: [String]
 
     /// Records other programs' writes in history (read-write stores with history).

@@ -6,7 +6,9 @@ extension PersistentStoreCoordinator {
     /// entities, attributes and relationships named by `renamedFrom`
     /// (``AttributeDescription/renamingIdentifier``), keeping rows, values and object IDs;
     /// removes what the new model no longer has; converts types SQLite can convert when every
-    /// stored value converts (``TypeConversion`` lists them); adds what is new. Returns what
+    /// stored value converts (integer to double or string, numeric strings to integer or
+    /// double, whole doubles to integer, bool and integer, date and double, uuid and string);
+    /// makes attributes required, changes defaults, constraints and indexes; adds what is new. Returns what
     /// it did, one line a change (`renamed Post.body to Post.content`, `removed Post.legacy`,
     /// `changed Post.views from integer to double`), empty when there was nothing to migrate.
     ///
@@ -24,6 +26,17 @@ extension PersistentStoreCoordinator {
     /// try coordinator.migrateStore(at: url)
     /// try coordinator.addPersistentStore(with: PersistentStoreDescription(url: url))
     /// ```
+    ///
+    /// - Parameters:
+    ///   - url: The store file; a missing or empty file is refused (a migration never creates a store).
+    ///   - model: The model to migrate to; the coordinator's when nil.
+    ///   - dryRun: Plan and check only, writing nothing.
+    ///   - busyTimeout: How long to wait for another connection's write lock.
+    /// - Returns: The changes, one line each; empty when the store has the model already.
+    /// - Throws: ``TributaryError`` with ``TributaryError/Code/incompatibleModel`` for a change
+    ///   no migration can make, ``TributaryError/Code/typeMismatch`` or
+    ///   ``TributaryError/Code/missingValue`` for the first row that stops one, and the errors
+    ///   of opening a store.
     @discardableResult
     public func migrateStore(at url: URL, to model: ManagedObjectModel? = nil, dryRun: Bool = false, busyTimeout: TimeInterval = 5) throws -> [String] {
         try migrationPlan(at: url, to: model, dryRun: dryRun, busyTimeout: busyTimeout).changes

@@ -16,6 +16,10 @@ extension StoreMetadata {
         let schema = StoreSchema(model: migration.model)
         let captured = try migration.reshapesTables && hasCapture(on: db)
         if migration.reshapesTables {
+            let (canDrop, version) = Connection.canDropColumns
+            guard canDrop else {
+                throw TributaryError(.incompatibleModel, "this migration needs SQLite 3.35 or newer (ALTER TABLE DROP COLUMN); this is SQLite \(version)", hint: "migrate the store on a system with a newer SQLite")
+            }
             if try captured && waitsForCapture && hasUnfoldedWrites(on: db) { throw ForeignWritesPending() }
             try DerivedAttributeTriggers.uninstall(on: db)
             if captured { try CaptureInstaller.uninstall(on: db) }
