@@ -41,7 +41,8 @@ public final class NATSReplicator {
     public let batchSize: Int
     private let connection: NATSConnection
     private let subscription: NATSPullSubscription
-    private let model: ManagedObjectModel
+    /// The replica's model (a schema message migrates it).
+    private var model: ManagedObjectModel
     private let positionURL: URL
     private var applied: [String: StreamPosition]
     private var appliedSequence: UInt64
@@ -76,12 +77,15 @@ public final class NATSReplicator {
         let coordinator: PersistentStoreCoordinator
         if let model {
             coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        } else {
-            guard FileManager.default.fileExists(atPath: targetURL.path) else {
-                throw TributaryError(.invalidInput, "the replica does not exist yet, so its model is unknown", location: targetURL.path,
-                                     hint: "give the source's model with --model FILE (the YAML the source store was made with)")
-            }
+        } else if FileManager.default.fileExists(atPath: targetURL.path) {
             coordinator = PersistentStoreCoordinator()
+        } else {
+            let first = try Self.startingModel(connection, stream: stream, store: sourceStore?.uuidString.lowercased())
+            guard let first else {
+                throw TributaryError(.invalidInput, "the replica does not exist yet, and the stream does not start with the source's model (a schema message), so its model is unknown",
+                                     location: targetURL.path, hint: "give the source's model with --model FILE (the YAML the source store was made with)")
+            }
+            coordinator = PersistentStoreCoordinator(managedObjectModel: first)
         }
         try coordinator.addPersistentStore(with: PersistentStoreDescription(url: targetURL))
         target = coordinator
@@ -168,6 +172,7 @@ public final class NATSReplicator {
             summary.last = position
         }
         try applier.flush()
+        model = applier.model
         if sequence != appliedSequence {
             try Self.savePositions(sequence, reached, to: positionURL)
             applied = reached

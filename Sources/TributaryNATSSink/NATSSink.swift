@@ -29,6 +29,11 @@ import TributaryStreams
 /// stream is created when missing (subjects, retention, replicas, duplicate window); an
 /// existing stream gets the sink's subject and duplicate window added if they differ.
 ///
+/// Schema records (changes of the source's model) are messages too, in their place, marked
+/// with `Tributary-Schema: 1` on the subject made with `_schema` for `{entity}` and `s` for
+/// `{op}`; a pipeline's first message in a stream is one (the model it starts with, from
+/// ``deliverSchema(_:)`` or else the source's model), so a replica needs no model given.
+///
 /// ```swift
 /// let sink = NATSSink(name: "nats", settings: NATSSinkSettings(url: "nats://127.0.0.1:4222"))
 /// ```
@@ -37,12 +42,15 @@ public final class NATSSink: Sink {
     /// The settings.
     public let settings: NATSSinkSettings
     private var connection: NATSConnection?
-    private var encoder: any RecordEncoder
-    private var context: SinkContext?
+    var encoder: any RecordEncoder
+    private(set) var context: SinkContext?
+    /// Whether the stream holds nothing of this pipeline yet: it must start with the model
+    /// (a schema record) before the first change, so that a replica needs no `--model`.
+    var needsBaseline = false
     /// Records published since the last checkpoint, oldest first, kept to publish again if unacknowledged.
     private var unconfirmed: [(position: StreamPosition, message: NATSMessage)] = []
     /// The newest position published (or found in the stream on open).
-    private var lastPublished: StreamPosition?
+    private(set) var lastPublished: StreamPosition?
     /// The newest position the stream acknowledged (at the last checkpoint, or found on open).
     private var acknowledged: StreamPosition?
     /// Acknowledgment failures counted when the last checkpoint ended.
@@ -53,7 +61,7 @@ public final class NATSSink: Sink {
     /// Subjects by entity and operation, made once.
     private var subjects: [String: [StreamOperation: String]] = [:]
     /// The source store's ID as the header holds it.
-    private var storeText = ""
+    private(set) var storeText = ""
 
     /// The header carrying the record's position.
     public static let positionHeader = "Tributary-Position"
@@ -66,6 +74,8 @@ public final class NATSSink: Sink {
     /// The header carrying `TOKEN:HASH`, the chain hash (hex) of the record's transaction, on
     /// the message of the transaction's last record only (`NATSChainPoint`).
     public static let chainHeader = "Tributary-Chain"
+    /// The header marking a schema record (a change of the source's model): `1`.
+    public static let schemaHeader = "Tributary-Schema"
     /// JetStream's de-duplication header.
     public static let messageIDHeader = "Nats-Msg-Id"
 
@@ -83,6 +93,7 @@ public final class NATSSink: Sink {
         try ensureStream(connection)
         lastPublished = try newestPublished(connection, context: context)
         acknowledged = lastPublished
+        needsBaseline = lastPublished == nil
         return lastPublished
     }
 
@@ -220,8 +231,8 @@ public final class NATSSink: Sink {
 
     public func deliver(_ records: [StreamRecord]) async throws {
         guard let context else { preconditionFailure("open the sink before delivering") }
-        let connection = try connect()
-        if needsResync { try resynchronize(connection) }
+        let connection = try deliveryConnection()
+        if needsBaseline, let first = records.first { try publishBaseline(before: first, on: connection) }
         var line: [UInt8] = []
         for record in records {
             if let lastPublished, record.position <= lastPublished { continue }
@@ -240,19 +251,30 @@ public final class NATSSink: Sink {
                 Self.pipelineHeader: context.pipeline, Self.formatHeader: settings.format.rawValue,
             ]
             if let hash = record.chainHash { headers[Self.chainHeader] = NATSChainPoint.headerValue(token: record.position.token, hash: hash) }
-            let message = NATSMessage(subject: subject, data: line, headers: headers)
-            guard connection.isConnected else {
-                throw TributaryError.sinkUnavailable(name, "the connection to \(settings.url) is down", hint: "the sink reconnects when the NATS server returns")
-            }
-            unconfirmed.append((record.position, message))
-            lastPublished = record.position
-            do {
-                try connection.publishAsync(message)
-            } catch {
-                needsResync = true
-                throw error
-            }
+            try publish(NATSMessage(subject: subject, data: line, headers: headers), at: record.position, on: connection)
         }
+    }
+
+    /// Publishes `message`, the record at `position`, asynchronously, keeping it until acknowledged.
+    func publish(_ message: NATSMessage, at position: StreamPosition, on connection: NATSConnection) throws {
+        guard connection.isConnected else {
+            throw TributaryError.sinkUnavailable(name, "the connection to \(settings.url) is down", hint: "the sink reconnects when the NATS server returns")
+        }
+        unconfirmed.append((position, message))
+        lastPublished = position
+        do {
+            try connection.publishAsync(message)
+        } catch {
+            needsResync = true
+            throw error
+        }
+    }
+
+    /// The connection, resynchronized (see ``resynchronize(_:)``) when it must be, for a delivery.
+    func deliveryConnection() throws -> NATSConnection {
+        let connection = try connect()
+        if needsResync { try resynchronize(connection) }
+        return connection
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {

@@ -4,7 +4,7 @@ import TributaryPipeline
 
 /// How a store's model is mirrored in PostgreSQL: one table per entity (`_pk bigint primary
 /// key` holding the object's primary key, one column per attribute, one `bigint` column per
-/// to-one relationship whose key the entity's SQLite table holds), one join table
+/// to-one relationship whose key the entity's SQLite table holds, and the model's indexes), one join table
 /// `<table>_<relationship>` (`src`, `dst`) per many-to-many relationship on the side that owns
 /// it in SQLite, the model's uniqueness constraints as deferrable unique constraints, and
 /// the checkpoint table `tributary_checkpoints` (per pipeline: the source store, the position,
@@ -161,6 +161,10 @@ public struct PostgresMirrorSchema: Sendable {
                 definitions.append("UNIQUE (\(constraint.map(Self.quote).joined(separator: ", "))) DEFERRABLE INITIALLY DEFERRED")
             }
             statements.append("CREATE TABLE IF NOT EXISTS \(qualified(table.name)) (\(definitions.joined(separator: ", ")))")
+            for index in table.entity.indexes where index.allSatisfy({ name in table.columns.contains { $0.name == name } }) {
+                let indexName = Self.quote(([table.name] + index).joined(separator: "_"))
+                statements.append("CREATE INDEX IF NOT EXISTS \(indexName) ON \(qualified(table.name)) (\(index.map(Self.quote).joined(separator: ", ")))")
+            }
             for join in table.joinTables.keys.sorted() {
                 statements.append("CREATE TABLE IF NOT EXISTS \(qualified(table.joinTables[join]!)) (\"src\" bigint NOT NULL, \"dst\" bigint NOT NULL, PRIMARY KEY (\"src\", \"dst\"))")
             }

@@ -51,14 +51,14 @@ public final class PostgresSink: Sink {
     private let logger: Logger
     private var password: String?
     private var context: SinkContext?
-    private var schema: PostgresMirrorSchema?
+    var schema: PostgresMirrorSchema?
     private var connection: PostgresConnection?
     private var nextConnectionID = 1
     /// The position of the last batch committed (read back from the checkpoint table on every
     /// new connection); it may be ahead of `durable`.
-    private var applied: StreamPosition?
+    var applied: StreamPosition?
     /// The entity of the record at that position (for snapshots, which replace each entity's rows).
-    private var appliedEntity: String?
+    var appliedEntity: String?
     /// The position the server holds durably (flushed), as far as this sink knows.
     private var durable: StreamPosition?
     /// Records committed since the last flush, in order: applied again if the server lost them.
@@ -114,7 +114,7 @@ public final class PostgresSink: Sink {
     }
 
     /// The connection, made safe after every new connection (see ``recover(on:)``).
-    private func ready() async throws -> PostgresConnection {
+    func ready() async throws -> PostgresConnection {
         var connection = try await connected()
         while needsRecovery {
             needsRecovery = false
@@ -154,7 +154,7 @@ public final class PostgresSink: Sink {
     }
 
     /// Commits the position with the WAL flush, making every earlier commit durable.
-    private func commitDurably(on connection: PostgresConnection) async throws {
+    func commitDurably(on connection: PostgresConnection) async throws {
         guard let position = applied, durable != position else { return }
         do {
             try await run("BEGIN", on: connection)
@@ -236,7 +236,7 @@ public final class PostgresSink: Sink {
         return PostgresQuery(unsafeSQL: "WITH applied AS (\(statement.sql)) \(sql)", binds: binds)
     }
 
-    private func checkpointQuery(_ position: StreamPosition, entity: String?, chain: ChainPoint?) -> PostgresQuery {
+    func checkpointQuery(_ position: StreamPosition, entity: String?, chain: ChainPoint?) -> PostgresQuery {
         var binds = PostgresBindings(capacity: 8)
         let sql = checkpointSQL(position, entity: entity, chain: chain, into: &binds)
         return PostgresQuery(unsafeSQL: sql, binds: binds)
@@ -351,7 +351,7 @@ public final class PostgresSink: Sink {
     }
 
     /// Runs `query` on `connection` within the settings' timeout (see ``bounded(_:)``).
-    private func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
+    func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
         let logger = logger
         try await bounded { _ = try await connection.query(query, logger: logger) }
     }
@@ -373,7 +373,7 @@ public final class PostgresSink: Sink {
     }
 
     /// Drops the connection after a failure worth retrying, and says so.
-    private func lost(_ error: any Error) -> TributaryError {
+    func lost(_ error: any Error) -> TributaryError {
         if let connection { connection.close().whenComplete { _ in _ = connection } }
         connection = nil
         return Self.failure(error, sink: name, endpoint: settings.endpoint)

@@ -16,8 +16,9 @@ import TributaryNATSSink
 /// duplicate window has passed) leaves each change in the stream exactly once; a server
 /// stopped during a run is retried, with the lag in the metrics, and caught up when it returns.
 @Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct NATSSinkTests {
-    /// Every message of `stream`, in stream order, read through a new durable consumer.
-    static func messages(_ url: String, stream: String) throws -> [NATSMessage] {
+    /// Every message of `stream`, in stream order, read through a new durable consumer; schema
+    /// messages (the model a pipeline's messages start with) left out unless `schema`.
+    static func messages(_ url: String, stream: String, schema: Bool = false) throws -> [NATSMessage] {
         let connection = try NATSConnection(url: url, sink: "audit")
         guard let info = try connection.streamInfo(stream), info.messages > 0 else { return [] }
         let subscription = try connection.pullSubscribe(stream: stream, subject: info.config.subjects[0], durable: "audit-\(UUID().uuidString.prefix(8))",
@@ -30,7 +31,7 @@ import TributaryNATSSink
             for message in batch.dropLast() { try message.acknowledge(wait: false) }
             try last.acknowledge()
         }
-        return all
+        return all.filter { schema || $0.headers[NATSSink.schemaHeader] == nil }
     }
 
     /// Checks that `messages` hold each event ID once; returns the IDs.
@@ -53,6 +54,10 @@ import TributaryNATSSink
         try await SinkSuite.run(clean: underTest("clean"), crashed: underTest("crashed"))
         let messages = try Self.messages(server.url, stream: "CRASHED")
         #expect(messages.map(\.subject).first == "crashed.Post.c")
+        // The stream starts with the model: one schema message, before the first change.
+        let all = try Self.messages(server.url, stream: "CRASHED", schema: true)
+        #expect(all.map(\.subject).prefix(2) == ["crashed._schema.s", "crashed.Post.c"] && all.count == messages.count + 1)
+        #expect(all.first?.headers[NATSSink.schemaHeader] == "1")
         #expect(Self.distinctIDs(messages) == Set(SinkSuite.records.map(\.eventID)))
     }
 

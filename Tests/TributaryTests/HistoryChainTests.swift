@@ -66,7 +66,7 @@ import TributaryTestSupport
         let report = try coordinator.verifyHistoryChain()
         let newest = try coordinator.currentPersistentHistoryToken().value
         #expect(report.problem == nil && report.transactions == Int(newest))
-        #expect(try edit("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat';") == "4\n")
+        #expect(try edit("SELECT value FROM _tributary_metadata WHERE key = 'historyFormat';") == "\(HistorySchema.formatVersion)\n")
         try Fixtures.seedBlog(coordinator, posts: 1, tags: ["more"])
         #expect(try coordinator.verifyHistoryChain().problem == nil, "new transactions chain after the upgraded ones")
     }

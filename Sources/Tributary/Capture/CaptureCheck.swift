@@ -53,8 +53,20 @@ struct CaptureCheck {
         let changed = unreported.filter { $0.hasPrefix("~") }.map { String($0.dropFirst()) }
         if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
         try recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
+        try recordDetectedSchemaChange(schema, options: options, on: db)
         let all = String(decoding: try JSONEncoder().encode((reported.union(unreported)).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])
+    }
+
+    /// Records, as a schema transaction marked detected, the model another program's DDL
+    /// gave the adopted database (what adopting it again would make of it), unless schema
+    /// history has it already or the tables cannot be adopted as they are.
+    private func recordDetectedSchemaChange(_ schema: StoreSchema, options: DatabaseAdoption, on db: Connection) throws {
+        guard try SchemaHistory.exists(on: db),
+              let inferred = try? SchemaInference(options: options).read(on: db, place: db.path),
+              let model = try? ManagedObjectModel(entities: inferred.entities) else { return }
+        let current = try SchemaHistory.model(at: .max, on: db) ?? schema.model
+        try SchemaHistory.record(from: current, to: model, detected: true, on: db)
     }
 
     /// The `_tributary_metadata` key listing the tables already reported outside capture.

@@ -53,8 +53,8 @@ enum CaptureLog {
             try db.execute("ALTER TABLE \(state) ADD COLUMN checkedToken INTEGER NOT NULL DEFAULT 0")
         }
         let existing = try db.scalar("SELECT count(*) FROM pragma_table_info('\(table)') WHERE name GLOB 'c[0-9]*'")?.integerValue ?? 0
-        // Never fewer: a migration that removes columns leaves the log as wide as it was.
-        for column in Int(existing)..<max(valueColumns, 1, Int(existing)) {
+        // The log keeps the columns it has when fewer are needed (a table lost columns).
+        for column in min(Int(existing), max(valueColumns, 1))..<max(valueColumns, 1) {
             try db.execute("ALTER TABLE \(table) ADD COLUMN c\(column)")
         }
     }

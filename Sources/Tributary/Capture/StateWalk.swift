@@ -11,6 +11,8 @@ struct StateWalk {
     /// New key → old key of a key change, for the same statement's column updates the
     /// walk meets after it (SQLite fires the triggers of one update in no set order).
     private var moved: [RowKey: RowKey] = [:]
+    /// The columns each captured table has now, by table ID (read once per walk).
+    private var present: [Int: Set<String>] = [:]
 
     init(fold: ForeignFold, db: Connection) {
         self.fold = fold
@@ -70,6 +72,17 @@ struct StateWalk {
         }
     }
 
+    private mutating func presentColumns(_ table: CapturedTable) throws -> Set<String> {
+        if let known = present[table.id] { return known }
+        let statement = try db.cachedStatement("SELECT name FROM pragma_table_info(?)")
+        try statement.bind([.string(table.name)])
+        defer { statement.reset() }
+        var names: Set<String> = []
+        while try statement.step() { names.insert(statement.string(at: 0)) }
+        present[table.id] = names
+        return names
+    }
+
     private mutating func set(_ key: RowKey, _ values: [AttributeValue]?) {
         states[key] = .some(values)
     }
@@ -81,7 +94,10 @@ struct StateWalk {
         let statement: Statement
         switch table.kind {
         case .entity:
-            let columns = table.columns.isEmpty ? "1" : table.columns.map(quote).joined(separator: ", ")
+            // A column another program dropped since the capture was installed reads as NULL
+            // (unqualified, SQLite would read its quoted name as a string).
+            let present = try presentColumns(table)
+            let columns = table.columns.isEmpty ? "1" : table.columns.map { present.contains($0) ? "\(quote(table.name)).\(quote($0))" : "NULL" }.joined(separator: ", ")
             statement = try db.cachedStatement("SELECT \(columns) FROM \(quote(table.name)) WHERE \(quote(table.keyColumns[0])) = ?")
             try statement.bind([key.key])
         case .join:

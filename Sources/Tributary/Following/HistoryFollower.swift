@@ -84,24 +84,32 @@ package struct HistoryFollower: Sendable {
 
     /// Hands `body` the matching changes after token `after` through `through`, in order,
     /// skipping those at or before `resumeAfter` (a step that stopped inside a transaction),
-    /// at most `limit` of them.
+    /// at most `limit` of them. With `schema`, each schema transaction goes to it in its
+    /// place, counted as one change at index 0 of its token.
     package func readChanges(after: Int64, through: PersistentHistoryToken, resumingAfter resumeAfter: (token: Int64, index: Int)? = nil,
-                             limit: Int = .max, _ body: (HistoryChangeView) throws -> Void) throws -> ChangeStep {
+                             limit: Int = .max, schema: ((SchemaChangeEvent) throws -> Void)? = nil,
+                             _ body: (HistoryChangeView) throws -> Void) throws -> ChangeStep {
         var step = ChangeStep(newest: resumeAfter, through: through)
         guard through.value > after else { return step }
         var filter = self.filter
         filter.after = PersistentHistoryToken(value: after, storeID: storeID)
         filter.through = through
         do {
-            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter)) { view in
-                if let resumeAfter, (view.token.value, view.index) <= resumeAfter { return }
+            func hand(_ token: Int64, _ index: Int, _ deliver: () throws -> Void) throws {
+                if let resumeAfter, (token, index) <= resumeAfter { return }
                 if step.count >= limit {
-                    if let newest = step.newest, view.token.value > newest.token { step.completeThrough = newest.token }
+                    if let newest = step.newest, token > newest.token { step.completeThrough = newest.token }
                     throw EnoughRead()
                 }
-                try body(view)
+                try deliver()
                 step.count += 1
-                step.newest = (view.token.value, view.index)
+                step.newest = (token, index)
+            }
+            let schemaHandler: ((SchemaChangeEvent) throws -> Void)? = schema.map { schema in
+                { event in try hand(event.token.value, 0) { try schema(event) } }
+            }
+            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter), schema: schemaHandler) { view in
+                try hand(view.token.value, view.index) { try body(view) }
             }
         } catch is EnoughRead {
             step.caughtUp = false

@@ -35,6 +35,11 @@ struct HistoryQuery {
         let sources = HistorySchema.sources
         if !filter.authors.isEmpty { clauses.append("sourceID IN (SELECT id FROM \(sources) WHERE author IN (\(list(filter.authors))))") }
         if !filter.excludedAuthors.isEmpty { clauses.append("sourceID NOT IN (SELECT id FROM \(sources) WHERE author IN (\(list(filter.excludedAuthors))))") }
+        switch filter.schemaChanges {
+        case .include: break
+        case .exclude: clauses.append("sourceID NOT IN (SELECT id FROM \(sources) WHERE processID = \(SchemaHistory.source.processID))")
+        case .only: clauses.append("sourceID IN (SELECT id FROM \(sources) WHERE processID = \(SchemaHistory.source.processID))")
+        }
         if !filter.contextNames.isEmpty { clauses.append("sourceID IN (SELECT id FROM \(sources) WHERE contextName IN (\(list(filter.contextNames))))") }
         var entities = filter.entities
         if !filter.objectIDs.isEmpty {

@@ -21,8 +21,9 @@ enum HistorySchema {
     /// Format 3 adds each transaction's reason and the hash that chains it to the one
     /// before (``HistoryChain``): an older Tributary would write transactions without it.
     /// Format 4 adds the object timeline index (``ObjectTimelineIndex``), which an older
-    /// Tributary would not keep.
-    static let formatVersion = 4
+    /// Tributary would not keep. Format 5 adds schema history (``SchemaHistory``): an older
+    /// Tributary would migrate the model without recording it.
+    static let formatVersion = 5
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"
@@ -91,6 +92,7 @@ enum HistorySchema {
                 """)
             if chain { try HistoryChain.setAnchor(HistoryChain.genesis, on: db) }
             if objectIndex { try ObjectTimelineIndex.build(on: db) }
+            try SchemaHistory.create(on: db)
         } else if let stored, stored < formatVersion {
             try upgrade(from: stored, on: db, chain: chain, objectIndex: objectIndex)
         }
@@ -111,10 +113,12 @@ enum HistorySchema {
     /// reason and hash columns (after the payload there, so reading the newest hash at each
     /// commit reads its overflow pages: new stores put them before it) and, unless `chain`
     /// is false, every kept transaction hashed into the chain; from before 4, unless
-    /// `objectIndex` is false, the object timeline index built from the kept history.
+    /// `objectIndex` is false, the object timeline index built from the kept history; from
+    /// before 5, the schema history table (its baseline is written by the caller, which knows the model).
     private static func upgrade(from stored: Int, on db: Connection, chain: Bool, objectIndex: Bool) throws {
         if stored < 3 { try addChain(on: db, chain: chain) }
-        if objectIndex { try ObjectTimelineIndex.build(on: db) }
+        if stored < 4 && objectIndex { try ObjectTimelineIndex.build(on: db) }
+        try SchemaHistory.create(on: db)
         try db.execute("UPDATE _tributary_metadata SET value = '\(formatVersion)' WHERE key = 'historyFormat'")
     }
 

@@ -30,6 +30,11 @@ public struct HistoryFilter: Sendable, Equatable {
     public var changeTypes: [PersistentHistoryChangeType] = []
     /// Only changes of these objects (empty: any).
     public var objectIDs: [ObjectID] = []
+    /// Whether schema transactions (``PersistentHistoryTransaction/schemaChange``) are
+    /// returned: with the others (the default), not at all, or alone. A filter on entities
+    /// keeps the schema transactions that changed one of them; a filter on change types or
+    /// objects leaves them out.
+    public var schemaChanges: SchemaChangeFilter = .include
 
     /// No filter: all kept history.
     public init() {}

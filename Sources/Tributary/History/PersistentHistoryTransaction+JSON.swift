@@ -1,6 +1,8 @@
 extension PersistentHistoryTransaction {
     /// The NDJSON record of the transaction, as `tributary history --json` prints it:
-    /// `token`, `timestamp`, `author`, `contextName`, `reason`, `processID`, `processName`, `changes`.
+    /// `token`, `timestamp`, `author`, `contextName`, `reason`, `processID`, `processName`, `changes`,
+    /// and for a schema transaction `schemaChange` (`fromVersion`, `toVersion`, `changes`, `detected`;
+    /// `tributary model STORE --at TOKEN` prints the model itself).
     ///
     /// ```swift
     /// print(transaction.jsonLine)
@@ -20,6 +22,15 @@ extension PersistentHistoryTransaction {
             o.key("changes")
             o.array { a in
                 for change in changes { change.writeJSON(to: &a, includeTransaction: false) }
+            }
+            if let schemaChange {
+                o.key("schemaChange")
+                o.object { s in
+                    s.field("fromVersion", schemaChange.fromVersion.map { .string($0) } ?? .null)
+                    s.field("toVersion", schemaChange.toVersion)
+                    s.field("changes", .array(schemaChange.changes.map { .string($0) }))
+                    s.field("detected", .bool(schemaChange.isDetected))
+                }
             }
         }
         return json.text

@@ -28,6 +28,9 @@ public struct PersistentHistoryTransaction: Sendable, Equatable {
     public let changeCount: Int
     /// The changes, in the order they were made (empty for transaction-only results).
     public let changes: [PersistentHistoryChange]
+    /// For a schema transaction (a change of the store's model), what changed and the model
+    /// after; nil for every other transaction. A schema transaction has no changes.
+    public internal(set) var schemaChange: SchemaChange?
 
     /// The object IDs inserted, updated and deleted, in the form
     /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)` takes.

@@ -75,7 +75,8 @@ extension PersistentStoreCoordinator {
         let storeID = store.identifier
         var batch: [PersistentHistoryTransaction] = []
         var changesInBatch = 0
-        try stepHistory(filter, store: store) { statement, token in
+        try stepHistory(filter, store: store) { statement, token, db in
+            let schemaChange = statement.int64(at: 4) == Int64(SchemaHistory.source.processID) ? try SchemaHistory.change(at: token.value, on: db) : nil
             var changes: [PersistentHistoryChange] = []
             if decodeChanges {
                 changes = try statement.withBytes(at: 7) { bytes in
@@ -84,9 +85,9 @@ extension PersistentStoreCoordinator {
                 if !objectKeys.isEmpty {
                     changes.removeAll { !objectKeys.contains("\($0.changedObjectID.entityName)/\($0.changedObjectID.primaryKey)") }
                 }
-                if filter.filtersChanges && changes.isEmpty { return }
+                if filter.filtersChanges && changes.isEmpty && !(schemaChange != nil && filter.changeTypes.isEmpty && filter.objectIDs.isEmpty) { return }
             }
-            batch.append(PersistentHistoryTransaction(
+            var transaction = PersistentHistoryTransaction(
                 token: token,
                 timestamp: Date(timeIntervalSince1970: statement.double(at: 1)),
                 author: statement.isNull(at: 2) ? nil : statement.string(at: 2),
@@ -96,7 +97,9 @@ extension PersistentStoreCoordinator {
                 reason: statement.isNull(at: 8) ? nil : statement.string(at: 8),
                 storeID: storeID,
                 changeCount: Int(statement.int64(at: 6)),
-                changes: changes))
+                changes: changes)
+            transaction.schemaChange = schemaChange
+            batch.append(transaction)
             changesInBatch += changes.count
             if batch.count == batchSize || changesInBatch >= Self.maximumChangesPerHistoryBatch {
                 try body(batch)
@@ -117,11 +120,30 @@ extension PersistentStoreCoordinator {
     /// }
     /// ```
     public func enumerateHistoryChanges(_ request: PersistentHistoryChangeRequest, _ body: (HistoryChangeView) throws -> Void) throws {
+        try enumerateHistoryChanges(request, schema: nil, body)
+    }
+
+    /// ``enumerateHistoryChanges(_:_:)`` that also hands `schema` each schema transaction
+    /// (a change of the model), in its place among the changes: a follower that must apply
+    /// model changes in order (a stream, a mirror) reads both in one pass. Without `schema`,
+    /// schema transactions are skipped (they have no changes).
+    ///
+    /// ```swift
+    /// try coordinator.enumerateHistoryChanges(request, schema: { event in migrate(to: event.change.model) }) { change in … }
+    /// ```
+    public func enumerateHistoryChanges(_ request: PersistentHistoryChangeRequest, schema: ((SchemaChangeEvent) throws -> Void)?,
+                                        _ body: (HistoryChangeView) throws -> Void) throws {
         let store = try requireHistoryStore()
         let filter = request.filter
         let objectKeys = Set(filter.objectIDs.map { "\($0.entityName)/\($0.primaryKey)" })
         let storeID = store.identifier
-        try stepHistory(filter, store: store) { statement, token in
+        try stepHistory(filter, store: store) { statement, token, db in
+            if let schema, statement.int64(at: 4) == Int64(SchemaHistory.source.processID), filter.changeTypes.isEmpty, filter.objectIDs.isEmpty,
+               let change = try SchemaHistory.change(at: token.value, on: db) {
+                let chainHash = statement.isNull(at: 9) ? nil : statement.withBytes(at: 9) { Array($0) }
+                try schema(SchemaChangeEvent(token: token, timestamp: Date(timeIntervalSince1970: statement.double(at: 1)), change: change, chainHash: chainHash))
+                return
+            }
             let timestamp = Date(timeIntervalSince1970: statement.double(at: 1))
             let author = statement.isNull(at: 2) ? nil : statement.string(at: 2)
             let contextName = statement.isNull(at: 3) ? nil : statement.string(at: 3)
@@ -149,7 +171,7 @@ extension PersistentStoreCoordinator {
     /// token, timestamp, author, context name, process ID, process name, change count, payload, reason
     /// and chain hash (both NULL in a store opened read-only in a format without them; the hash
     /// NULL too when the history is not chained).
-    private func stepHistory(_ filter: HistoryFilter, store: PersistentStore, _ row: (Statement, PersistentHistoryToken) throws -> Void) throws {
+    private func stepHistory(_ filter: HistoryFilter, store: PersistentStore, _ row: (Statement, PersistentHistoryToken, Connection) throws -> Void) throws {
         let query = try HistoryQuery(filter, storeID: store.identifier, objectIndex: store.history?.hasObjectIndex ?? false)
         let storeKey = PersistentHistoryToken.key(of: store.identifier)
         let (reason, hash) = store.historyFormat ?? 0 >= 3 ? ("reason", "hash") : ("NULL", "NULL")
@@ -161,7 +183,7 @@ extension PersistentStoreCoordinator {
                 """)
             try statement.bind(query.arguments)
             while try statement.step() {
-                try row(statement, PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey))
+                try row(statement, PersistentHistoryToken(value: statement.int64(at: 0), storeKey: storeKey), db)
             }
         }
     }

@@ -3,7 +3,7 @@ extension ExplicitMigration {
     static let convertingColumn = "_tributary_converting"
 
     /// The steps and change line of one difference (after the renames).
-    mutating func apply(_ difference: ModelDifference) throws {
+    mutating func apply(_ difference: ModelMigration.Difference) throws {
         let entity = difference.entity
         let place = "\(entity).\(difference.property ?? "")"
         switch difference.kind {
@@ -41,7 +41,7 @@ extension ExplicitMigration {
         case .entityRemoved:
             return  // with the tables
         case .derivation, .relationshipChanged, .requiredAdded:
-            // Refused before planning (``ModelDifference/impossible``).
+            // Refused before planning (``ModelMigration/Difference/impossible``).
             throw TributaryError(.incompatibleModel, "the model differs from the store's: \(difference.what)", hint: difference.impossible)
         }
     }

@@ -24,7 +24,7 @@ struct ExplicitMigration {
     let new: StoreSchema
     let renames: ModelRenames
 
-    init(old: ManagedObjectModel, renamed: ManagedObjectModel, new: ManagedObjectModel, renames: ModelRenames, differences: [ModelDifference]) throws {
+    init(old: ManagedObjectModel, renamed: ManagedObjectModel, new: ManagedObjectModel, renames: ModelRenames, differences: [ModelMigration.Difference]) throws {
         self.old = StoreSchema(model: old)
         self.renamed = StoreSchema(model: renamed)
         self.new = StoreSchema(model: new)
@@ -51,7 +51,7 @@ struct ExplicitMigration {
 
     /// The entities (new names) whose tables are renamed or lose, rename or rewrite a column,
     /// or whose constraints or indexes change.
-    private static func reshaped(renamed: ManagedObjectModel, new: ManagedObjectModel, renames: ModelRenames, differences: [ModelDifference]) -> Set<String> {
+    private static func reshaped(renamed: ManagedObjectModel, new: ManagedObjectModel, renames: ModelRenames, differences: [ModelMigration.Difference]) -> Set<String> {
         var names = Set(renames.entities.values)
         for entity in new.entities {
             let oldName = renames.oldName(ofEntity: entity.name)
@@ -75,7 +75,7 @@ struct ExplicitMigration {
     // MARK: Tables and relationships
 
     /// Drops the tables of removed entities and the join tables of removed relationships.
-    private mutating func dropRemovedTables(_ differences: [ModelDifference]) {
+    private mutating func dropRemovedTables(_ differences: [ModelMigration.Difference]) {
         var tables: [String] = []
         for difference in differences {
             switch difference.kind {

@@ -30,7 +30,7 @@ struct ModelMigration {
     init(from old: ManagedObjectModel, to new: ManagedObjectModel, explicit: Bool = false) throws {
         let renames = try ModelRenames(from: old, to: new)
         let renamed = try renames.isEmpty ? old : renames.applied(to: old)
-        let differences = ModelDifference.all(from: renamed, to: new)
+        let differences = Difference.all(from: renamed, to: new)
         try Self.refuse(renames, differences, explicit: explicit)
         let new = try Self.inStoreOrder(new, after: renamed)
         model = new
@@ -50,7 +50,7 @@ struct ModelMigration {
     }
 
     /// Throws for the first change the migration cannot make.
-    private static func refuse(_ renames: ModelRenames, _ differences: [ModelDifference], explicit: Bool) throws {
+    private static func refuse(_ renames: ModelRenames, _ differences: [ModelMigration.Difference], explicit: Bool) throws {
         func refusal(_ what: String, _ hint: String) -> TributaryError {
             TributaryError(.incompatibleModel, "the model differs from the store's: \(what)", hint: hint)
         }

@@ -176,11 +176,14 @@ public final class PersistentStore: Sendable {
                     return (id, model, changes, try HistorySchema.Layout.read(on: db, place: place))
                 }
                 : try database.write { db in
+                    let before = try StoreMetadata.cachedModel(on: db)
                     let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true,
                                                                       explicit: description.allowsExplicitMigration)
                     if Connection.canDisableMainTriggersOnly { try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model), temporary: true) }
-                    return (id, model, changes, try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking,
-                                                                          chain: description.historyHashChain, objectIndex: description.historyObjectIndex, place: place))
+                    let layout = try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking,
+                                                           chain: description.historyHashChain, objectIndex: description.historyObjectIndex, place: place)
+                    if layout != nil { try SchemaHistory.note(from: before ?? model, to: model, changes: changes, on: db) }
+                    return (id, model, changes, layout)
                 }
             let tracked = history != nil
             let captures = tracked && !description.isReadOnly && !inMemory && Connection.canDisableMainTriggersOnly

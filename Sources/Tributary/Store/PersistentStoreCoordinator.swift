@@ -61,6 +61,31 @@ public final class PersistentStoreCoordinator: Sendable {
         store.close()
     }
 
+    /// Migrates the open store to `model` in place, as opening it with `model` would (new
+    /// entities, new optional, defaulted or derived attributes, relationships, indexes),
+    /// recording the schema transaction when it keeps history: the store is closed and opened
+    /// again with `model`. A replica applying a stream's schema record does this. A change
+    /// that cannot migrate in place throws `incompatibleModel`, the store left open as it was.
+    ///
+    /// ```swift
+    /// try replica.migrateStore(to: schemaRecord.change.model)
+    /// ```
+    public func migrateStore(to model: ManagedObjectModel) throws {
+        let store = try requireStore()
+        guard store.model != model else { return }
+        try openStore.withLock { current in
+            guard current === store else { throw TributaryError(.noStore, "the coordinator's store changed while migrating") }
+            store.close()
+            do {
+                current = try PersistentStore.open(store.description, model: model)
+            } catch {
+                current = try PersistentStore.open(store.description, model: store.model)
+                throw error
+            }
+        }
+        objectClasses.register(model)
+    }
+
     /// The open store, or an error saying none is.
     func requireStore() throws -> PersistentStore {
         guard let store = openStore.withLock({ $0 }) else {

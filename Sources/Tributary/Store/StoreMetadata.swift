@@ -84,6 +84,14 @@ enum StoreMetadata {
         return try ModelMigration(from: cached, to: given, explicit: explicit)
     }
 
+    /// The model cached in the store, nil when the database has none (or it does not decode:
+    /// ``load(on:given:place:canWrite:)`` reports that).
+    static func cachedModel(on db: Connection) throws -> ManagedObjectModel? {
+        guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0 > 0,
+              let text = try db.scalar("SELECT value FROM \(table) WHERE key = 'model'")?.stringValue else { return nil }
+        return try? ManagedObjectModel.fromJSON(Data(text.utf8))
+    }
+
     private static func create(on db: Connection, model: ManagedObjectModel, identifier: UUID) throws {
         try db.execute("CREATE TABLE \(table) (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
         let schema = StoreSchema(model: model)

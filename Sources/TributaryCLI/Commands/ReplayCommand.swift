@@ -13,8 +13,9 @@ struct ReplayCommand: AsyncParsableCommand {
         abstract: "Rebuild a store from a change stream, up to a token or a date.",
         discussion: """
             Example: tributary replay stream/ --into copy.sqlite --until 2024-05-01T12:00:00Z
-            From NATS JetStream: tributary replay nats://127.0.0.1:4222/TRIBUTARY --into replica.sqlite --model model.yml --follow \
-            (a durable consumer named after the replica; --model is needed until the replica exists).
+            From NATS JetStream: tributary replay nats://127.0.0.1:4222/TRIBUTARY --into replica.sqlite --follow \
+            (a durable consumer named after the replica; a new replica takes its model from the stream's first schema message, \
+            or from --model). Schema records (model changes) in a stream or on NATS migrate the target where they stand.
             """
     )
 

@@ -7,7 +7,7 @@ import TributaryStreams
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a change stream: manifest, segments, ranges, SHA-256 and zstd checksums.",
+        abstract: "Check a change stream: manifest, segments, ranges, SHA-256 and zstd checksums, records against the model at their position.",
         discussion: "Example: tributary verify stream/   (exits non-zero naming the segment and offset of any damage)"
     )
 
@@ -26,8 +26,12 @@ struct VerifyCommand: AsyncParsableCommand {
         if summary.bytes > 0 {
             line += ", \(Plural.counted(summary.bytes, "byte")), \(String(format: "%.1f", Double(summary.decompressedBytes) / Double(summary.bytes)))x compressed"
         }
+        if summary.schemaRecords > 0 { line += ", \(Plural.counted(summary.schemaRecords, "model change")) (each record checked against the model at its position)" }
         if let snapshot = manifest.snapshot { line += ", snapshot at token \(snapshot.token) (\(Plural.counted(snapshot.objects, "object")))" }
         if let dictionary = manifest.dictionary { line += ", dictionary \(dictionary)" }
         Console.print(line)
+        if let first = summary.firstValueMismatch {
+            Console.warn("note: \(Plural.counted(summary.valueMismatches, "value")) of another type than the model's (as the store held them; replay refuses such records), the first: \(first)")
+        }
     }
 }

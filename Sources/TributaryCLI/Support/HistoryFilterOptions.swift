@@ -34,6 +34,9 @@ struct HistoryFilterOptions: ParsableArguments {
     @Option(name: .long, help: "Only changes of this object (its objectID URI, as query --json prints it): its timeline; repeat for several.")
     var object: [String] = []
 
+    @Option(name: .customLong("schema-changes"), help: "Schema transactions (model changes): include (the default), exclude or only.")
+    var schemaChanges: String?
+
     /// The filter, with tokens, dates and types parsed.
     func filter() throws -> HistoryFilter {
         var filter = HistoryFilter()
@@ -46,6 +49,12 @@ struct HistoryFilterOptions: ParsableArguments {
         filter.contextNames = contextName
         filter.entities = entity
         filter.objectIDs = try object.map { try ObjectArgument.parse($0, option: "--object") }
+        if let schemaChanges {
+            guard let value = SchemaChangeFilter(rawValue: schemaChanges.lowercased()) else {
+                throw TributaryError(.invalidInput, "unknown value '\(schemaChanges)'", location: "--schema-changes", hint: "use include, exclude or only")
+            }
+            filter.schemaChanges = value
+        }
         filter.changeTypes = try types.map { text in
             guard let type = PersistentHistoryChangeType(rawValue: text.lowercased()) else {
                 throw TributaryError(.invalidInput, "unknown change type '\(text)'", location: "--type", hint: "use insert, update or delete")

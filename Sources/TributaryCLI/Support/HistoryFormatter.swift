@@ -13,6 +13,10 @@ enum HistoryFormatter {
         header += "  \(Plural.counted(transaction.changeCount, "change"))"
         if let reason = transaction.reason, !reason.isEmpty { header += "  reason=\(TerminalText.escaped(reason))" }
         var lines = [header]
+        if let schema = transaction.schemaChange {
+            lines += schema.changes.map { "  # schema \(TerminalText.escaped($0))" }
+            lines.append("  # model \(schema.fromVersion ?? "unknown") → \(schema.toVersion)\(schema.isDetected ? " (made by another program, seen here)" : "")")
+        }
         let shown = maxChanges.map { min($0, transaction.changes.count) } ?? transaction.changes.count
         for change in transaction.changes.prefix(shown) {
             let object = "\(change.entityName)/p\(change.changedObjectID.primaryKey)"
@@ -51,7 +55,7 @@ enum HistoryFormatter {
         for change in transaction.changes { counts[change.changeType, default: 0] += 1 }
         let types: [(PersistentHistoryChangeType, String)] = [(.insert, "insert"), (.update, "update"), (.delete, "delete")]
         let parts = types.compactMap { type, noun in counts[type].map { Plural.counted($0, noun) } }
-        let text = parts.isEmpty ? "no changes" : parts.joined(separator: ", ")
+        let text = transaction.schemaChange.map { "schema: " + TerminalText.escaped($0.changes.joined(separator: "; ")) } ?? (parts.isEmpty ? "no changes" : parts.joined(separator: ", "))
         let reason = transaction.reason.flatMap { $0.isEmpty ? nil : "  (\(TerminalText.escaped($0)))" } ?? ""
         return "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))  \(escaped(transaction.author))  \(escaped(transaction.contextName))  \(text)\(reason)"
     }

@@ -3,7 +3,8 @@ import Tributary
 import TributaryStreams
 
 /// `export --to -`: the records as uncompressed NDJSON on standard output, for piping.
-/// The snapshot (with `--snapshot`) comes first, then the history the filters select;
+/// The snapshot (with `--snapshot`) comes first, then the history the filters select,
+/// schema records (model changes) in their place;
 /// with `--consumer`, the export starts after the consumer and commits it once written.
 struct StandardOutputExport {
     let coordinator: PersistentStoreCoordinator
@@ -18,6 +19,7 @@ struct StandardOutputExport {
             FileHandle.standardOutput.write(Data(buffer))
             buffer.removeAll(keepingCapacity: true)
         }
+        guard let storeID = coordinator.persistentStores.first?.identifier else { throw TributaryError(.noStore, "the coordinator has no store") }
         let follower = try HistoryFollower(coordinator: coordinator, consumerName: commitConsumer ? options.consumerName : nil, filter: options.filter)
         var after = options.filter.after?.value ?? 0
         if commitConsumer { after = max(after, try follower.start(at: .oldest).value) }
@@ -37,7 +39,10 @@ struct StandardOutputExport {
         while true {
             var head = try follower.head()
             if let through = options.filter.through { head = min(head, through) }
-            _ = try follower.readChanges(after: after, through: head) { view in
+            _ = try follower.readChanges(after: after, through: head, schema: { event in
+                encoder.encodeSchema(SchemaRecord(event, storeID: storeID), into: &buffer)
+                drain(force: false)
+            }) { view in
                 encoder.encode(try StreamRecord(view, excluding: options.excludedProperties), into: &buffer)
                 drain(force: false)
             }

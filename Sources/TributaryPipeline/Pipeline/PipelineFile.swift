@@ -24,6 +24,19 @@ public struct PipelineFile: Sendable {
         public var snapshot = false
     }
 
+    /// What the pipeline does when the source's model changes in a way that is not additive
+    /// (an attribute or entity removed or renamed, a type changed): additive changes (a new
+    /// entity, attribute, relationship or index) always reach the sinks.
+    public enum OnSchemaChange: String, Sendable, CaseIterable {
+        /// Stop with a message naming the change and what to do (the default).
+        case stop
+        /// Write the schema record to each sink's dead-letter directory and go on.
+        case deadLetter = "dead_letter"
+        /// Hand it to the sinks, which apply what they can (a mirror drops or renames the
+        /// column) and stop the pipeline naming what they cannot.
+        case apply
+    }
+
     /// What a sink does when it cannot deliver a batch.
     public enum OnError: String, Sendable, CaseIterable {
         /// Retry with capped exponential backoff and jitter until it succeeds (or `retry.max_attempts`).
@@ -91,6 +104,8 @@ public struct PipelineFile: Sendable {
     public var retry = RetryPolicy()
     /// The pruning policy, if the pipeline prunes.
     public var prune: PrunePolicy?
+    /// What a model change that is not additive does (`on_schema_change:`).
+    public var onSchemaChange = OnSchemaChange.stop
     /// Where to serve Prometheus metrics (`HOST:PORT`, or `PORT` on loopback); nil for nowhere.
     public var metricsAddress: String?
 }

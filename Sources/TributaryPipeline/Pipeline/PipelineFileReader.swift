@@ -13,7 +13,7 @@ struct PipelineFileReader {
     let environment: [String: String]
     let sinks: SinkRegistry
 
-    static let topKeys = ["name", "source", "transforms", "sinks", "checkpoint", "retry", "prune", "metrics"]
+    static let topKeys = ["name", "source", "transforms", "sinks", "checkpoint", "retry", "prune", "metrics", "on_schema_change"]
     static let sourceKeys = ["store", "consumer", "entities", "authors", "exclude_authors", "contexts", "change_types", "snapshot"]
     static let transformActions = ["filter", "include", "exclude", "rename", "redact", "hash"]
     static let transformKeys = transformActions + ["entities", "salt_env"]
@@ -201,6 +201,16 @@ struct PipelineFileReader {
             _ = try node.entries(allowed: Self.pruneKeys)
             let consumed = try node["consumed"]?.bool() ?? true
             if consumed { pipeline.prune = PipelineFile.PrunePolicy(maximumAge: try node["max_age"]?.duration()) }
+        }
+        if let node = root["on_schema_change"] {
+            guard let value = PipelineFile.OnSchemaChange(rawValue: try node.string()) else {
+                throw node.fail("unknown on_schema_change '\(node.text)'", hint: "use stop, dead_letter or apply")
+            }
+            if value == .deadLetter, let sink = pipeline.sinks.first(where: { $0.deadLetterDirectory == nil }) {
+                throw node.fail("on_schema_change: dead_letter needs a dead_letter directory on every sink; sink \(sink.name) has none",
+                                hint: "add dead_letter: ${TRIBUTARY_OUT}/dead-letters to it")
+            }
+            pipeline.onSchemaChange = value
         }
         if let node = root["metrics"] {
             let address = try node.string().trimmingCharacters(in: .whitespaces)

@@ -40,6 +40,24 @@ public final class DeadLetterWriter {
         try directory.commit(completeThrough: nil)
     }
 
+    /// Appends a schema record set aside (`on_schema_change: dead_letter`), with why, and
+    /// makes it durable: `{"sink": …, "error": reason, "id": eventID, "record": <native schema record>}`.
+    public func writeSchema(_ item: SchemaRecord, sink: String, reason: String) throws {
+        record.removeAll(keepingCapacity: true)
+        encoder.encodeSchema(item, into: &record)
+        if record.last == 0x0A { record.removeLast() }
+        line.reset()
+        line.object { o in
+            o.field("sink", sink)
+            o.field("error", reason)
+            o.field("id", item.eventID)
+            o.key("record")
+            o.raw(String(decoding: record, as: UTF8.self))
+        }
+        try directory.append(line.bytes + [0x0A], position: item.position, timestamp: item.timestamp)
+        try directory.commit(completeThrough: nil)
+    }
+
     /// Every dead letter in the directory, as text lines (for tests and inspection).
     public static func lines(in directory: URL) throws -> [String] {
         var lines: [String] = []

@@ -49,6 +49,8 @@ extension PipelineRunner {
         case storeBusy(error: TributaryError, attempt: Int)
         /// Something the user should know that stops nothing (history pruned before a new consumer).
         case warning(String)
+        /// `sink` took the schema record at `token` (the source's model changed there).
+        case schemaDelivered(sink: String, token: Int64)
 
         /// The event as one line, as the log says it.
         public var description: String {
@@ -63,6 +65,7 @@ extension PipelineRunner {
             case .deadLettered(let sink, let records, _): "sink \(sink): \(records) records written to the dead letters"
             case .storeBusy(let error, let attempt): "\(error.message); trying again (attempt \(attempt))"
             case .warning(let text): text
+            case .schemaDelivered(let sink, let token): "sink \(sink): the model change at token \(token) delivered"
             }
         }
 
@@ -81,6 +84,8 @@ extension PipelineRunner {
                 logger.warning("the source store stayed locked: \(error.message)", metadata: ["attempt": "\(attempt)"])
             case .warning(let text):
                 logger.warning("\(text)")
+            case .schemaDelivered(let sink, let token):
+                logger.info("the model change at token \(token) delivered", metadata: ["sink": "\(sink)"])
             }
         }
     }

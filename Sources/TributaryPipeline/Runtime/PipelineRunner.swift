@@ -32,7 +32,7 @@ public final class PipelineRunner {
         public var interrupted = false
     }
 
-    private struct SinkState {
+    struct SinkState {
         let sink: any Sink
         let onError: PipelineFile.OnError
         let batchSize: Int
@@ -50,7 +50,7 @@ public final class PipelineRunner {
         states.map { ($0.sink.name, $0.delivered, $0.deadLettered) }
     }
 
-    private struct Interrupted: Error {}
+    struct Interrupted: Error {}
 
     /// The pipeline.
     public let pipeline: PipelineFile
@@ -78,7 +78,7 @@ public final class PipelineRunner {
     /// Where failures, retries and dead letters are logged, with pipeline and sink as metadata.
     public var logger: Logger
 
-    private var states: [SinkState]
+    var states: [SinkState]
     private var opened = false
     private let storeID: UUID
     /// Reads the pipeline's history and commits its consumer.
@@ -150,7 +150,7 @@ public final class PipelineRunner {
     }
 
     /// Gives up when a sink has failed for longer than ``giveUpAfter``.
-    private func giveUpIfDue(_ sink: String, _ failure: TributaryError) throws {
+    func giveUpIfDue(_ sink: String, _ failure: TributaryError) throws {
         guard let giveUpAfter else { return }
         let since = failingSince ?? now()
         failingSince = since
@@ -162,14 +162,14 @@ public final class PipelineRunner {
     private func openIfNeeded() async throws {
         guard !opened else { return }
         let store = coordinator.persistentStores[0]
-        let context = SinkContext(pipeline: pipeline.name, storeID: storeID, model: store.model)
+        let existing = try? coordinator.historyConsumer(named: pipeline.source.consumer)
+        let context = SinkContext(pipeline: pipeline.name, storeID: storeID, model: try startingModel(consumer: existing) ?? store.model)
         for index in states.indices {
             states[index].durable = try await openSink(index, context: context)
             if let directory = states[index].deadLetterDirectory {
                 states[index].deadLetters = try DeadLetterWriter(directory: directory, storeID: storeID, model: store.model)
             }
         }
-        let existing = try? coordinator.historyConsumer(named: pipeline.source.consumer)
         if existing == nil, pipeline.source.snapshot {
             try await runSnapshot()
         }
@@ -215,8 +215,10 @@ public final class PipelineRunner {
     }
 
     /// What one read of history gave.
-    private struct Read: Sendable {
+    struct Read: Sendable {
         var records: [StreamRecord] = []
+        /// Schema records, each with the index in ``records`` it comes before.
+        var schemas: [(before: Int, record: SchemaRecord)] = []
         /// Records read (before filters).
         var read = 0
         var newestRead: StreamPosition?
@@ -249,7 +251,9 @@ public final class PipelineRunner {
         var records: [StreamRecord] = []
         records.reserveCapacity(min(limit, 16_384))
         let resume = resumeAfter.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
-        let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit) { view in
+        var schemas: [(before: Int, record: SchemaRecord)] = []
+        let schema = { (event: SchemaChangeEvent) in schemas.append((records.count, SchemaRecord(event, storeID: follower.storeID))) }
+        let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit, schema: schema) { view in
             var record = try StreamRecord(view)
             record.chainHash = view.chainHash
             if pipeline.transforms.isEmpty {
@@ -262,7 +266,7 @@ public final class PipelineRunner {
         // when the limit fell between transactions, or the one before the transaction it cut.
         let whole = step.caughtUp ? step.through.value : step.completeThrough ?? (step.newest?.token ?? after) - 1
         keepChainHashesOnTransactionEnds(&records, completeThrough: whole)
-        return Read(records: records, read: step.count, newestRead: step.newest.map { StreamPosition(token: $0.token, index: $0.index) } ?? resumeAfter,
+        return Read(records: records, schemas: schemas, read: step.count, newestRead: step.newest.map { StreamPosition(token: $0.token, index: $0.index) } ?? resumeAfter,
                     caughtUp: step.caughtUp, completeThrough: step.completeThrough, through: step.through)
     }
 
@@ -300,7 +304,7 @@ public final class PipelineRunner {
                                 task: Self.startReading(follower: follower, pipeline: pipeline, after: nextAfter, resumeAfter: newest))
         }
         do {
-            try await deliver(read.records, step: &step)
+            try await deliverInOrder(read, step: &step)
         } catch is Interrupted {
             step.interrupted = true
             return step
@@ -320,7 +324,7 @@ public final class PipelineRunner {
     }
 
     /// Delivers `records` to every sink (those after its durable position), in its batch size, by its policy.
-    private func deliver(_ records: [StreamRecord], step: inout Step) async throws {
+    func deliver(_ records: [StreamRecord], step: inout Step) async throws {
         guard !records.isEmpty else { return }
         for index in states.indices {
             // Records are in position order: those after the sink's durable position are a suffix.
@@ -386,7 +390,7 @@ public final class PipelineRunner {
     }
 
     /// A sink worked: the failure clock stops, and a recovery is reported after a failure.
-    private func succeeded() {
+    func succeeded() {
         failingSince = nil
         if failing {
             failing = false
@@ -395,9 +399,9 @@ public final class PipelineRunner {
     }
 
     /// The retry policy's backoff.
-    private var retryBackoff: Backoff { Backoff(initialSeconds: pipeline.retry.initial, maximumSeconds: pipeline.retry.maximum) }
+    var retryBackoff: Backoff { Backoff(initialSeconds: pipeline.retry.initial, maximumSeconds: pipeline.retry.maximum) }
 
-    private func reportFailure(_ failure: Failure) {
+    func reportFailure(_ failure: Failure) {
         failing = true
         events(.failed(failure))
     }

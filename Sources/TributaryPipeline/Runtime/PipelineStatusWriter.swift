@@ -25,7 +25,7 @@ struct PipelineStatusWriter: Sendable {
 
     func record(_ event: PipelineRunner.Event) {
         switch event {
-        case .delivered, .deadLettered, .warning: break
+        case .delivered, .deadLettered, .warning, .schemaDelivered: break
         case .failed(let failure): set(.retrying, lastError: "sink \(failure.sink): \(failure.error.message)")
         case .recovered: set(.running)
         case .storeBusy(let error, _): set(.retrying, lastError: "store: \(error.message)")

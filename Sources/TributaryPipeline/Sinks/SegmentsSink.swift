@@ -4,7 +4,8 @@ import TributaryStreams
 
 /// Writes records as compressed segments with a manifest, in any stream format: the same
 /// directory `tributary export` writes, readable by `verify` and `replay`. The manifest's last
-/// position is the durable position, so a redelivered record is skipped.
+/// position is the durable position, so a redelivered record is skipped. Schema records
+/// are written in their place, as an export writes them.
 ///
 /// ```swift
 /// let sink = SegmentsSink(name: "archive", directory: URL(fileURLWithPath: "out/archive"), format: .debezium)
@@ -40,6 +41,14 @@ public final class SegmentsSink: Sink {
             encoder.encode(record, into: &line)
             try directory.append(line, position: record.position, timestamp: record.timestamp)
         }
+    }
+
+    /// Writes the schema record in its place, listed in the manifest's model versions.
+    public func deliverSchema(_ record: SchemaRecord) async throws {
+        guard let directory else { preconditionFailure("open the sink before delivering") }
+        line.removeAll(keepingCapacity: true)
+        encoder.encodeSchema(record, into: &line)
+        try directory.appendSchema(line, record: record)
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {

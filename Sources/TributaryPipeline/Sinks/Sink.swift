@@ -61,6 +61,17 @@ public protocol Sink: AnyObject {
     func checkpoint(through position: StreamPosition) async throws -> StreamPosition?
     /// Releases the sink's resources (after a final checkpoint).
     func close() async throws
+    /// Delivers a schema record (the source's model changed), in position order with the
+    /// records: every record delivered after it conforms to its model. A sink that keeps a
+    /// schema (a database mirror, an index) applies the change, or throws `sinkRejected`
+    /// naming what it cannot apply. The pipeline's `on_schema_change` decides which
+    /// changes reach it. By default a sink ignores schema records.
+    func deliverSchema(_ record: SchemaRecord) async throws
+}
+
+extension Sink {
+    /// Ignores the schema record.
+    public func deliverSchema(_ record: SchemaRecord) async throws {}
 }
 
 extension TributaryError {

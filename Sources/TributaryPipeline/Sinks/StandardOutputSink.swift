@@ -27,6 +27,17 @@ public final class StandardOutputSink: Sink {
     public func deliver(_ records: [StreamRecord]) async throws {
         buffer.removeAll(keepingCapacity: true)
         for record in records { encoder.encode(record, into: &buffer) }
+        try writeBuffer()
+    }
+
+    /// Prints the schema record in its place.
+    public func deliverSchema(_ record: SchemaRecord) async throws {
+        buffer.removeAll(keepingCapacity: true)
+        encoder.encodeSchema(record, into: &buffer)
+        try writeBuffer()
+    }
+
+    private func writeBuffer() throws {
         try buffer.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {

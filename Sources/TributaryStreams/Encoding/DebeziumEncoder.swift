@@ -25,6 +25,9 @@ public struct DebeziumEncoder: RecordEncoder {
         self.clock = clock
     }
 
+    /// The export time records carry as `ts_ms`.
+    func exportTime() -> Date { clock() }
+
     public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
         if record.position.token != transactionToken || record.position.isSnapshot {
             transactionToken = record.position.token

@@ -13,6 +13,9 @@ import Tributary
 public protocol RecordEncoder {
     /// Appends `record` as one JSON line to `buffer`.
     mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8])
+    /// Appends the schema record `record` as one JSON line to `buffer` (by default, the
+    /// native form: ``SchemaRecord``'s fields with `"type":"schema"`).
+    mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8])
 }
 
 /// The record encodings a stream can use.

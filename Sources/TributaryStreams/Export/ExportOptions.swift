@@ -51,6 +51,8 @@ public struct ExportSummary: Sendable, Equatable {
     public var records = 0
     /// Snapshot objects among them.
     public var snapshotObjects = 0
+    /// Schema records among them (changes of the model).
+    public var schemaRecords = 0
     /// Segments completed.
     public var segments = 0
     /// The consumer's position after the pass.

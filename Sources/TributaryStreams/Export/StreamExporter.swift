@@ -21,9 +21,9 @@ public final class StreamExporter {
     /// Things the caller should tell the user (history already pruned, dictionary not trained).
     public private(set) var warnings: [String] = []
     /// The manifest as last saved.
-    public private(set) var manifest: StreamManifest
+    public internal(set) var manifest: StreamManifest
 
-    private let storeID: UUID
+    let storeID: UUID
     /// Reads the history after the stream's position and commits the consumer.
     private let follower: HistoryFollower
     private var recordEncoder: any RecordEncoder
@@ -36,6 +36,8 @@ public final class StreamExporter {
     private var samples: [(line: [UInt8], position: StreamPosition, timestamp: Date)] = []
     private var sampleBytes = 0
     private var training: Bool
+    /// Model versions of schema records written to the open segment, listed in the manifest with it.
+    var pendingModels: [StreamManifest.ModelVersion] = []
 
     /// Opens (or creates) the stream directory for `coordinator`'s store: checks that an
     /// existing stream is of this store and format, removes a leftover temporary segment and
@@ -75,10 +77,6 @@ public final class StreamExporter {
         try Self.bind(&manifest, to: options, consumerExists: existing != nil, directory: directory)
         self.manifest = manifest
         try Self.removeLeftovers(in: directory, manifest: manifest)
-        let modelURL = directory.appendingPathComponent(StreamManifest.modelFileName)
-        if !FileManager.default.fileExists(atPath: modelURL.path) {
-            try DurableFile.write(store.model.canonicalJSON(), to: modelURL)
-        }
         let dictionary = try Self.loadDictionary(directory: directory, manifest: manifest)
         frameEncoder = try ZstdFrameEncoder(level: options.compressionLevel, dictionary: dictionary)
         recordEncoder = options.format.makeEncoder(clock: options.clock)
@@ -86,6 +84,7 @@ public final class StreamExporter {
         training = options.dictionary && dictionary == nil && manifest.segments.isEmpty
         let consumer = try existing ?? coordinator.registerHistoryConsumer(options.consumerName, startingAt: .oldest)
         committed = consumer.token.value
+        try writeStartingModel(store: store, startToken: committed)
         if existing == nil, manifest.segments.isEmpty, !options.snapshot, consumer.token.value > 0 {
             warnings.append("history through token \(consumer.token) was already pruned, so the stream starts after it; export with --snapshot to include the rows it changed")
         }
@@ -126,7 +125,9 @@ public final class StreamExporter {
         if let last = manifest.last { after = max(after, last.completeToken) }
         let resumeAfter = manifest.last.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
         let inPlace = native != nil && options.excludedProperties.isEmpty
-        _ = try follower.readChanges(after: after, through: current, resumingAfter: resumeAfter) { view in
+        _ = try follower.readChanges(after: after, through: current, resumingAfter: resumeAfter, schema: { event in
+            try self.emitSchema(SchemaRecord(event, storeID: self.storeID), summary: &summary)
+        }) { view in
             let position = StreamPosition(token: view.token.value, index: view.index)
             let complete = HistoryFollower.completeToken(view.token.value, isSnapshot: false)
             // Inserts (most of a bulk load) are encoded straight from the history payload.
@@ -149,6 +150,7 @@ public final class StreamExporter {
         var index = 0
         try coordinator.enumerateSnapshot(entities: options.filter.entities, begin: { token in
             manifest.snapshot = StreamManifest.Snapshot(token: token.value, complete: false, objects: 0)
+            startModels(at: StreamPosition(token: token.value, index: 0, isSnapshot: true))
         }) { object in
             let record = StreamRecord(snapshot: object, position: StreamPosition(token: manifest.snapshot!.token, index: index, isSnapshot: true), timestamp: now,
                                       excluding: options.excludedProperties)
@@ -168,6 +170,16 @@ public final class StreamExporter {
         line.removeAll(keepingCapacity: true)
         if native != nil { native!.encode(record, into: &line) } else { recordEncoder.encode(record, into: &line) }
         try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: completeThrough, summary: &summary)
+    }
+
+    /// Encodes and writes a schema record: the whole of its transaction, so the stream holds
+    /// its token complete once it is written.
+    private func emitSchema(_ record: SchemaRecord, summary: inout ExportSummary) throws {
+        line.removeAll(keepingCapacity: true)
+        recordEncoder.encodeSchema(record, into: &line)
+        pendingModels.append(StreamManifest.ModelVersion(position: record.position, version: record.change.toVersion))
+        summary.schemaRecords += 1
+        try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: record.position.token, summary: &summary)
     }
 
     /// Writes the record encoded in `line` (or keeps it as a dictionary sample while training).
@@ -239,6 +251,7 @@ public final class StreamExporter {
         let entry = try writer.finish(previous: manifest.last)
         self.writer = nil
         manifest.segments.append(entry)
+        listModels(through: entry.last)
         if let completeThrough { manifest.completeThrough = max(manifest.completeThrough, completeThrough) }
         try noteChain()
         try manifest.save(to: directory)

@@ -13,7 +13,7 @@ import Tributary
 /// ```
 struct ReplayApplier {
     let coordinator: PersistentStoreCoordinator
-    let model: ManagedObjectModel
+    private(set) var model: ManagedObjectModel
     let batchSize: Int
     private let storeID: UUID
     private let transaction = TransactionMetadata(author: "tributary-replay", contextName: "replay")
@@ -27,13 +27,37 @@ struct ReplayApplier {
         self.model = model
         self.batchSize = max(1, batchSize)
         storeID = coordinator.persistentStores.first?.identifier ?? UUID()
-        var derived: [String: Set<String>] = [:]
-        for entity in model.entities { derived[entity.name] = Set(entity.attributes.filter(\.isDerived).map(\.name)) }
-        derivedAttributes = derived
+        derivedAttributes = Self.derived(in: model)
     }
 
     /// Derived attributes by entity: the target's triggers compute them, so replay leaves them out.
-    private let derivedAttributes: [String: Set<String>]
+    private var derivedAttributes: [String: Set<String>]
+
+    private static func derived(in model: ManagedObjectModel) -> [String: Set<String>] {
+        var derived: [String: Set<String>] = [:]
+        for entity in model.entities { derived[entity.name] = Set(entity.attributes.filter(\.isDerived).map(\.name)) }
+        return derived
+    }
+
+    /// Applies a schema record at `position`: writes what is pending, then migrates the target
+    /// to the record's model, whose records follow (a target whose model is newer and has all
+    /// the record's model names, as a replica made with a newer `--model`, keeps its own).
+    mutating func migrate(to schema: SchemaRecord, at position: StreamPosition) throws {
+        try flush()
+        let wanted = schema.change.model
+        do {
+            try coordinator.migrateStore(to: wanted)
+            model = coordinator.persistentStores.first?.model ?? wanted
+            derivedAttributes = Self.derived(in: model)
+        } catch let error as TributaryError where error.code == .incompatibleModel && model.covers(wanted) {
+            // The target's model is newer and has all the record's model has: it stays.
+        } catch let error as TributaryError {
+            throw TributaryError(error.code, "the model change at \(position) (\(schema.change.summary)) cannot be applied to the target: \(error.message)",
+                                 location: coordinator.persistentStores.first?.url.path, hint: error.hint)
+        }
+        pendingLast = position
+        appliedThrough = position
+    }
 
     /// A change's values without derived attributes.
     private func written(_ change: ReplayChange) -> [String: AttributeValue] {
@@ -132,5 +156,17 @@ struct ReplayApplier {
 
     private func objectID(_ change: ReplayChange) -> ObjectID {
         ObjectID(storeID: storeID, entityName: change.entityName, primaryKey: change.primaryKey)
+    }
+}
+
+extension ManagedObjectModel {
+    /// Whether this model has every entity of `other`, with each of its attributes (of the
+    /// same type) and relationships: records written with `other` apply to a store of this one.
+    func covers(_ other: ManagedObjectModel) -> Bool {
+        other.entities.allSatisfy { theirs in
+            guard let ours = entity(named: theirs.name) else { return false }
+            return theirs.attributes.allSatisfy { ours.attribute(named: $0.name)?.type == $0.type }
+                && theirs.relationships.allSatisfy { ours.relationship(named: $0.name) != nil }
+        }
     }
 }

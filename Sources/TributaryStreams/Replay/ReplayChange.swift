@@ -177,13 +177,20 @@ public struct ReplayChange: Sendable {
         let converted: AttributeValue?
         switch value {
         case .null: converted = .null
-        case .string(let text): converted = try AttributeValue.parse(text, as: type)
+        case .string(let text):
+            do {
+                converted = try AttributeValue.parse(text, as: type)
+            } catch let error as TributaryError {
+                throw TributaryError(error.code, "'\(name)': \(error.message)", hint: error.hint)
+            }
         case .integer(let i): converted = AttributeValue.integer(i).coerced(to: type)
         case .double(let d): converted = AttributeValue.double(d).coerced(to: type)
         case .bool(let b): converted = AttributeValue.bool(b).coerced(to: type)
         case .array, .object: converted = nil
         }
-        guard let converted else { throw bad("'\(name)' holds \(value) where a \(type.rawValue) belongs") }
+        guard let converted else {
+            throw TributaryError(.typeMismatch, "'\(name)' holds \(value) where a \(type.rawValue) belongs", hint: "the stream was not written by tributary export, or was edited")
+        }
         return converted
     }
 

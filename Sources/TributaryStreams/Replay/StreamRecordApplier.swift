@@ -14,9 +14,8 @@ import Tributary
 /// ```
 public struct StreamRecordApplier {
     private var applier: ReplayApplier
-    private let model: ManagedObjectModel
     private let ids = ObjectIDReader()
-    private let native = NativeRecordReader()
+    private var native = NativeRecordReader()
 
     /// An applier writing to `coordinator`'s store with `model`, `batchSize` records per request at most.
     ///
@@ -24,20 +23,31 @@ public struct StreamRecordApplier {
     /// var applier = StreamRecordApplier(coordinator: replica, model: model, batchSize: 500)
     /// ```
     public init(coordinator: PersistentStoreCoordinator, model: ManagedObjectModel, batchSize: Int = 1_000) {
-        self.model = model
         applier = ReplayApplier(coordinator: coordinator, model: model, batchSize: batchSize)
     }
 
     /// Adds the record `line` (one record of `format`, without its newline) at `position`;
-    /// it is written by this call or a later one, at the latest by ``flush()``.
+    /// it is written by this call or a later one, at the latest by ``flush()``. A schema
+    /// record writes what is pending and migrates the replica to its model (see
+    /// ``PersistentStoreCoordinator/migrateStore(to:)``), and is returned.
     ///
     /// ```swift
     /// try applier.add(line: bytes[...], format: .native, position: StreamPosition(token: 42, index: 0))
     /// ```
-    public mutating func add(line: ArraySlice<UInt8>, format: StreamFormat, position: StreamPosition) throws {
-        let change = try ReplayChange(line: line, format: format, model: model, ids: ids, native: native)
+    @discardableResult
+    public mutating func add(line: ArraySlice<UInt8>, format: StreamFormat, position: StreamPosition) throws -> SchemaRecord? {
+        if let schema = try SchemaRecord.read(line, format: format) {
+            try applier.migrate(to: schema, at: position)
+            native = NativeRecordReader()
+            return schema
+        }
+        let change = try ReplayChange(line: line, format: format, model: applier.model, ids: ids, native: native)
         _ = try applier.add(change, position: position)
+        return nil
     }
+
+    /// The model records are applied with: the replica's, after any schema record applied.
+    public var model: ManagedObjectModel { applier.model }
 
     /// Writes every record added.
     ///

@@ -37,7 +37,8 @@ public enum ReplayLimit: Sendable, Equatable {
 public struct StreamReplayer {
     /// The stream directory.
     public let directory: URL
-    /// The model replayed into: the stream's own unless another was given.
+    /// The model a new target is made with: the one the stream starts with (`model.json`)
+    /// unless another was given; the stream's schema records migrate the target from it.
     public let model: ManagedObjectModel
     /// Records applied per batch request (and per position saved when resuming).
     public var batchSize = 1_000
@@ -75,10 +76,17 @@ public struct StreamReplayer {
         }
     }
 
-    /// Opens (creating if needed) the store at `url` with the replayer's model.
+    /// Opens (creating if needed) the store at `url` with the replayer's model; an existing
+    /// store an earlier replay migrated past it (a schema record of the stream) keeps its own.
     public func openTarget(at url: URL) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(with: PersistentStoreDescription(url: url))
+        do {
+            try coordinator.addPersistentStore(with: PersistentStoreDescription(url: url))
+        } catch let error as TributaryError where error.code == .incompatibleModel && FileManager.default.fileExists(atPath: url.path) {
+            let own = PersistentStoreCoordinator()
+            try own.addPersistentStore(with: PersistentStoreDescription(url: url))
+            return own
+        }
         return coordinator
     }
 
@@ -94,9 +102,10 @@ public struct StreamReplayer {
     public func replay(into target: PersistentStoreCoordinator, until limit: ReplayLimit? = nil, resume: Bool = false, verified: Bool = false,
                        progress: (Summary) -> Void = { _ in }) throws -> Summary {
         let verifier = StreamVerifier(directory: directory)
-        if !verified { _ = try verifier.verify() }
+        if !verified { _ = try verifier.verify(checkingModels: false) }
         let manifest = try verifier.checkedManifest()
         guard let store = target.persistentStores.first else { throw TributaryError(.noStore, "the target coordinator has no store") }
+        let model = store.model
         let positionURL = Self.positionFile(for: store.url)
         var resumeAfter: StreamPosition?
         if resume {
@@ -124,7 +133,7 @@ public struct StreamReplayer {
         var summary = Summary()
         var stopped = false
         let ids = ObjectIDReader()
-        let native = NativeRecordReader()
+        var native = NativeRecordReader()
         var lastSave = ContinuousClock.now
         for segment in manifest.segments where !stopped {
             if let resumeAfter, segment.last <= resumeAfter { continue }
@@ -132,14 +141,17 @@ public struct StreamReplayer {
             let start = resumeAfter.map { reader.frame(containing: $0) } ?? 0
             try reader.forEachRecord(fromFrame: start) { line, position in
                 if let resumeAfter, position <= resumeAfter { return true }
-                let change = try ReplayChange(line: line, format: manifest.format, model: model, ids: ids, native: native)
-                if !position.isSnapshot {
-                    switch limit {
-                    case .token(let token)? where position.token > token.value: stopped = true
-                    case .date(let date)? where (change.timestamp ?? .distantPast) > date: stopped = true
-                    default: break
-                    }
+                if let schema = try SchemaRecord.read(line, format: manifest.format) {
+                    stopped = Self.isPast(limit, position: position, timestamp: schema.timestamp)
+                    if stopped { return false }
+                    try applier.migrate(to: schema, at: position)
+                    native = NativeRecordReader()   // its layouts are the old model's
+                    summary.records += 1
+                    summary.last = position
+                    return true
                 }
+                let change = try ReplayChange(line: line, format: manifest.format, model: applier.model, ids: ids, native: native)
+                stopped = Self.isPast(limit, position: position, timestamp: change.timestamp)
                 if stopped { return false }
                 // The saved position only shortens a resumed replay (applying a record twice is
                 // harmless), so it is saved at most once a second rather than after every batch.
@@ -157,6 +169,17 @@ public struct StreamReplayer {
         try savePosition(applier.appliedThrough, to: positionURL)
         progress(summary)
         return summary
+    }
+
+    /// Whether a record at `position`, committed at `timestamp`, comes after `limit` (a
+    /// snapshot record never does: the snapshot is the stream's start).
+    static func isPast(_ limit: ReplayLimit?, position: StreamPosition, timestamp: Date?) -> Bool {
+        guard !position.isSnapshot else { return false }
+        switch limit {
+        case .token(let token)?: return position.token > token.value
+        case .date(let date)?: return (timestamp ?? .distantPast) > date
+        case nil: return false
+        }
     }
 
     private func savePosition(_ position: StreamPosition?, to url: URL) throws {

@@ -20,6 +20,10 @@ public final class SegmentDirectory {
     private let recordsPerSegment: Int
     private var writer: SegmentWriter?
     private var pendingLast: StreamPosition?
+    /// Model versions of the schema records in the open segment, listed with it.
+    private var pendingModels: [StreamManifest.ModelVersion] = []
+    /// The version of `model.json`, the first model version of a new stream.
+    private let startVersion: String?
 
     /// Opens or creates the directory: checks its store and format, removes leftovers of a
     /// crash (the temporary segment and segments the manifest does not list), writes the model.
@@ -36,6 +40,7 @@ public final class SegmentDirectory {
         try StreamExporter.removeLeftovers(in: url, manifest: manifest)
         let modelURL = url.appendingPathComponent(StreamManifest.modelFileName)
         if let model, !FileManager.default.fileExists(atPath: modelURL.path) { try DurableFile.write(model.canonicalJSON(), to: modelURL) }
+        startVersion = FileManager.default.contents(atPath: modelURL.path).flatMap { try? ManagedObjectModel.fromJSON($0) }?.versionHash
         encoder = try ZstdFrameEncoder()
     }
 
@@ -54,6 +59,14 @@ public final class SegmentDirectory {
         if writer!.records >= recordsPerSegment { _ = try commit(completeThrough: nil) }
     }
 
+    /// Appends a schema record's line (ending in `\n`), listed in the manifest's model
+    /// versions with its segment, unless its position is already in the stream.
+    public func appendSchema(_ line: [UInt8], record: SchemaRecord) throws {
+        if let last = lastPosition, record.position <= last { return }
+        pendingModels.append(StreamManifest.ModelVersion(position: record.position, version: record.change.toVersion))
+        try append(line, position: record.position, timestamp: record.timestamp)
+    }
+
     /// Closes the open segment (fsync, rename), lists it in the manifest and saves the
     /// manifest; notes that every transaction through `completeThrough` is complete.
     @discardableResult
@@ -61,7 +74,12 @@ public final class SegmentDirectory {
         if let writer {
             let entry = try writer.finish(previous: manifest.last)
             self.writer = nil
+            if manifest.segments.isEmpty, manifest.models == nil, let startVersion {
+                manifest.models = [StreamManifest.ModelVersion(position: entry.first, version: startVersion)]
+            }
             manifest.segments.append(entry)
+            if !pendingModels.isEmpty, manifest.models != nil { manifest.models! += pendingModels }
+            pendingModels = []
         }
         pendingLast = nil
         if let completeThrough { manifest.completeThrough = max(manifest.completeThrough, completeThrough) }

@@ -124,6 +124,8 @@ enum RecordPosition {
         case .debezium:
             guard let parsed: JSONValue = try? RecordJSONParser.parse(line), case .object(let record) = parsed,
                   let sourceValue: JSONValue = record["source"], case .object(let source) = sourceValue else { return nil }
+            // A schema change event: Tributary's `position` beside Debezium's fields.
+            if record["op"] == nil, let text: JSONValue = record["position"], case .string(let position) = text { return try? StreamPosition(parsing: position) }
             guard let tokenValue: JSONValue = source["token"], case .string(let token) = tokenValue,
                   let indexValue: JSONValue = source["index"], case .integer(let index) = indexValue,
                   let value = try? PersistentHistoryToken(parsing: token).value else { return nil }

@@ -62,6 +62,22 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         public var hash: String
     }
 
+    /// A model version of the stream: the model in force from ``position`` on (until the
+    /// next entry). The first entry is the model the stream starts with (`model.json`),
+    /// at the position the stream starts after; each other one is a schema record's.
+    public struct ModelVersion: Sendable, Codable, Equatable {
+        /// Where the model comes into force: a schema record's position, or the stream's start.
+        public var position: StreamPosition
+        /// The model's ``ManagedObjectModel/versionHash``.
+        public var version: String
+
+        /// An entry.
+        public init(position: StreamPosition, version: String) {
+            self.position = position
+            self.version = version
+        }
+    }
+
     /// The manifest's format version.
     public var formatVersion = StreamManifest.currentFormatVersion
     /// The source store's ID.
@@ -87,6 +103,10 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     /// (nil when its history is not chained): `tributary audit verify STORE --against DIR`
     /// checks that the store still has it, so its history was not rewritten after the export.
     public var chain: ChainPoint?
+    /// The model versions by position, the first being the model the stream starts with
+    /// (nil in streams written before schema records): a schema record in the stream is
+    /// listed here once the segment holding it is.
+    public var models: [ModelVersion]?
 
     /// An empty manifest.
     public init(storeID: UUID, format: StreamFormat, completeThrough: Int64 = 0) {
@@ -138,7 +158,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case formatVersion, storeID, format, snapshot, dictionary, completeThrough, segments, consumer, filtered, chain
+        case formatVersion, storeID, format, snapshot, dictionary, completeThrough, segments, consumer, filtered, chain, models
     }
 
     /// Encodes the manifest with the store ID in lowercase, as the CLI prints it (a UUID's own
@@ -155,6 +175,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         try container.encodeIfPresent(consumer, forKey: .consumer)
         try container.encodeIfPresent(filtered, forKey: .filtered)
         try container.encodeIfPresent(chain, forKey: .chain)
+        try container.encodeIfPresent(models, forKey: .models)
     }
 
     /// Writes the manifest to `directory` atomically: a temporary file, fsync, rename, fsync of the directory.

@@ -3,8 +3,9 @@ import Tributary
 
 /// Checks a stream directory: the manifest against the segments (names from their ranges,
 /// record and frame counts, ranges following one another with no gap or overlap, sizes,
-/// SHA-256, zstd's checksum of every frame, positions rising record by record) and the
-/// dictionary the segments need. The first damage found is thrown as `damagedStream`,
+/// SHA-256, zstd's checksum of every frame, positions rising record by record), the
+/// dictionary the segments need, and every record against the model in force at its
+/// position. The first damage found is thrown as `damagedStream`,
 /// naming the segment and the byte offset or record number.
 ///
 /// ```swift
@@ -31,6 +32,14 @@ public struct StreamVerifier {
         public var first: StreamPosition?
         /// The last position.
         public var last: StreamPosition?
+        /// Schema records (model changes) among the records, when models were checked.
+        public var schemaRecords = 0
+        /// Values that do not hold their attribute's type in the model at their position (as
+        /// the store held them: another program wrote them, or dates out of range), and where
+        /// the first is; replay refuses such a record.
+        public var valueMismatches = 0
+        /// The first of them, with its segment and position.
+        public var firstValueMismatch: String?
     }
 
     /// A verifier of the stream in `directory`.
@@ -81,8 +90,16 @@ public struct StreamVerifier {
         return manifest
     }
 
-    /// Checks everything; returns a summary of a sound stream.
-    public func verify(progress: (Summary) -> Void = { _ in }) throws -> Summary {
+    /// Checks everything; returns a summary of a sound stream. With `checkingModels` (the
+    /// default), each record is read and checked against the model in force at its position
+    /// (`model.json`, then each schema record's), and the schema records against the
+    /// manifest's model versions; replay, which reads each record anyway, leaves that out.
+    ///
+    /// ```swift
+    /// let summary = try StreamVerifier(directory: streamURL).verify()
+    /// print(summary.schemaRecords, "model changes")
+    /// ```
+    public func verify(checkingModels: Bool = true, progress: (Summary) -> Void = { _ in }) throws -> Summary {
         let manifest = try checkedManifest()
         let dictionary = try StreamExporter.loadDictionary(directory: directory, manifest: manifest)
         if let dictionary, manifest.dictionary != "dictionary-\(dictionary.id).zdict" {
@@ -91,6 +108,7 @@ public struct StreamVerifier {
         let decoder = try ZstdFrameDecoder(dictionary: dictionary)
         var summary = Summary(manifest: manifest)
         var gaps = GapCheck(manifest: manifest)
+        var models = checkingModels ? try ModelConformance(directory: directory, format: manifest.format) : nil
         for segment in manifest.segments {
             let reader = try SegmentReader(directory: directory, segment: segment, format: manifest.format, decoder: decoder)
             var count = 0
@@ -100,6 +118,7 @@ public struct StreamVerifier {
                     throw TributaryError(.damagedStream, "record 1 is at \(position), the manifest says \(segment.first)", location: "segment \(segment.name)")
                 }
                 try gaps.check(position, segment: segment)
+                try models?.check(line, position: position, segment: segment)
                 count += 1
                 last = position
                 summary.decompressedBytes += line.count + 1
@@ -113,8 +132,12 @@ public struct StreamVerifier {
             summary.bytes += segment.bytes
             summary.first = summary.first ?? segment.first
             summary.last = segment.last
+            summary.schemaRecords = models?.versions.count ?? summary.schemaRecords
+            summary.valueMismatches = models?.valueMismatches ?? 0
+            summary.firstValueMismatch = models?.firstValueMismatch
             progress(summary)
         }
+        try models?.checkListed(in: manifest, place: directory.appendingPathComponent(StreamManifest.fileName).path)
         return summary
     }
 }

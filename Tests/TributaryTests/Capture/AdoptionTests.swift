@@ -187,7 +187,9 @@ import TributaryTestSupport
         #expect(gaps.count == 1, "reported once: \(transactions.map { "\($0.processName) \($0.contextName ?? "")" })")
         let line = gaps.first?.contextName ?? ""
         #expect(line.contains("another program made audits after token") && line.contains("another program dropped memberships") && line.contains("run tributary adopt again"), "\(line)")
-        #expect(transactions.filter { $0.processName != "capture gap" }.count == 2, "both updates are recorded")
+        #expect(transactions.filter { $0.processName != "capture gap" && $0.schemaChange == nil }.count == 2, "both updates are recorded")
+        let detected = transactions.compactMap(\.schemaChange)
+        #expect(detected.count == 1 && detected[0].isDetected && detected[0].changes == ["added entity audits", "removed entity memberships"], "\(detected)")
         let again = try PersistentStoreCoordinator.adoptDatabase(at: path)
         #expect(again.newTables == ["audits"] && !again.tables.contains { $0.name == "memberships" })
         let coordinator = try open()

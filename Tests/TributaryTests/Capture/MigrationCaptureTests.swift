@@ -65,5 +65,9 @@ import Testing
         #expect(!all.contains { $0.processID == CaptureCheck.gapSource.0 }, "\(all.map(\.processName))")
         let earlier = all.filter { $0.token <= start }
         #expect(property(change(earlier, "Post", .update), "content")?.after == .string("before"))
+        // The migration is a schema transaction of its own, with its change lines and the model after.
+        let schema = try coordinator.schemaChanges()
+        #expect(schema.last?.change.changes == ["renamed entity Tag to Label", "renamed Post.content to Post.text"])
+        #expect(schema.last?.change.model == coordinator.persistentStores[0].model)
     }
 }

@@ -23,7 +23,14 @@ struct Adoption {
                 "format": String(PersistentStore.formatVersion), "storeID": identifier.uuidString.lowercased(),
                 "created": ISO8601.string(from: Date()), "adoptedJournalMode": journalMode,
             ])
-            _ = try HistorySchema.prepare(on: db, enable: true, place: path)
+        }
+        // Creates history, or brings an adopted store's from an older format.
+        try HistorySchema.prepare(on: db, enable: true, place: path)
+        if let existing {
+            // A change another program made is recorded once: when first detected, or now.
+            try SchemaHistory.record(from: try SchemaHistory.model(at: .max, on: db) ?? existing.model, to: model, on: db)
+        } else {
+            try SchemaHistory.begin(with: model, on: db)
         }
         try StoreMetadata.write(on: db, [
             "model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash,

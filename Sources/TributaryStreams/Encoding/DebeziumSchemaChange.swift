@@ -1,0 +1,102 @@
+import Foundation
+import Tributary
+
+/// A schema record as Debezium's schema change event: `source`, `ts_ms`, `databaseName`
+/// (the store), `schemaName` (null), `ddl` (what changed, in words: Tributary changes
+/// models, not SQL text) and `tableChanges`, one per entity created, altered or dropped,
+/// with its key and columns as Debezium describes them (`name`, `jdbcType`, `typeName`,
+/// `position`, `optional`). Tributary's own fields (`position`, `toVersion`, `model`…)
+/// follow, so a replica can rebuild the model from the event alone.
+enum DebeziumSchemaChange {
+    static func write(_ record: SchemaRecord, exportTime: Date, to o: inout JSONWriter) {
+        let store = record.storeID.uuidString.lowercased()
+        o.key("source")
+        o.object { s in
+            s.field("version", "tributary-1")
+            s.field("connector", "tributary")
+            s.field("name", "tributary")
+            s.field("ts_ms", .integer(RecordBody.milliseconds(record.timestamp)))
+            s.field("snapshot", "false")
+            s.field("db", store)
+            s.field("token", record.token.description)
+        }
+        o.field("ts_ms", .integer(RecordBody.milliseconds(exportTime)))
+        o.field("databaseName", store)
+        o.field("schemaName", .null)
+        o.field("ddl", record.change.changes.joined(separator: "; "))
+        o.key("tableChanges")
+        o.array { a in
+            for (type, name) in tableChanges(record.change) {
+                a.object { t in
+                    t.field("type", type)
+                    t.field("id", "\"\(store)\".\"\(name)\"")
+                    t.key("table")
+                    if let entity = record.change.model.entity(named: name), type != "DROP" { writeTable(entity, to: &t) } else { t.value(.null) }
+                }
+            }
+        }
+        record.writeBody(to: &o)
+    }
+
+    /// The entities the change touches: CREATE for added ones, DROP for removed ones, ALTER
+    /// for the others named by a change (`Post.views`, `index Post(title)`, `Post`).
+    static func tableChanges(_ change: SchemaChange) -> [(String, String)] {
+        var result: [(String, String)] = []
+        for entity in change.model.entities {
+            if change.changes.contains("added entity \(entity.name)") { result.append(("CREATE", entity.name)); continue }
+            let named = change.changes.contains { text in
+                text.hasSuffix(" \(entity.name)") || text.contains(" \(entity.name).") || text.contains(" \(entity.name)(") || text.contains("of \(entity.name)")
+            }
+            if named { result.append(("ALTER", entity.name)) }
+        }
+        for text in change.changes where text.hasPrefix("removed entity ") { result.append(("DROP", String(text.dropFirst("removed entity ".count)))) }
+        return result
+    }
+
+    private static func writeTable(_ entity: EntityDescription, to t: inout JSONWriter) {
+        let key = entity.tableKey ?? "_pk"
+        t.object { table in
+            table.field("defaultCharsetName", .null)
+            table.field("primaryKeyColumnNames", .array([.string(key)]))
+            table.key("columns")
+            table.array { columns in
+                var position = 1
+                func column(_ name: String, _ type: AttributeType, optional: Bool) {
+                    columns.object { c in
+                        c.field("name", name)
+                        c.field("jdbcType", .integer(jdbcType(type)))
+                        c.field("typeName", type.rawValue.uppercased())
+                        c.field("position", .integer(Int64(position)))
+                        c.field("optional", .bool(optional))
+                    }
+                    position += 1
+                }
+                column(key, .integer, optional: false)
+                for attribute in entity.attributes { column(attribute.name, attribute.type, optional: attribute.isOptional) }
+                for relationship in entity.relationships where !relationship.isToMany { column(relationship.name, .integer, optional: relationship.isOptional) }
+            }
+        }
+    }
+
+    /// `java.sql.Types` of an attribute type, as Debezium reports columns.
+    static func jdbcType(_ type: AttributeType) -> Int64 {
+        switch type {
+        case .string, .uuid: return 12      // VARCHAR
+        case .integer: return -5            // BIGINT
+        case .double: return 8              // DOUBLE
+        case .bool: return 16               // BOOLEAN
+        case .date: return 93               // TIMESTAMP
+        case .binary: return -3             // VARBINARY
+        }
+    }
+}
+
+extension DebeziumEncoder {
+    /// A schema record as Debezium's schema change event (``DebeziumSchemaChange``).
+    public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
+        var json = JSONWriter()
+        json.object { o in DebeziumSchemaChange.write(record, exportTime: exportTime(), to: &o) }
+        buffer.append(contentsOf: json.bytes)
+        buffer.append(0x0A)
+    }
+}
