@@ -16,7 +16,7 @@ struct TributaryCommand: AsyncParsableCommand {
             """,
         version: TributaryCommand.version,
         subcommands: [
-            InitCommand.self, AdoptCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
+            InitCommand.self, MigrateCommand.self, AdoptCommand.self, ModelCommand.self, ImportCommand.self, UpdateCommand.self,
             DeleteCommand.self, QueryCommand.self, CountCommand.self,
             HistoryCommand.self, TailCommand.self, TokenCommand.self, PruneCommand.self, ConsumersCommand.self,
             ExportCommand.self, VerifyCommand.self, ReplayCommand.self, AuditCommand.self, RestoreCommand.self, ShowCommand.self,

@@ -21,6 +21,11 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
     /// For a derived attribute, how the store computes it (see ``Derivation``);
     /// nil for a stored attribute. Derived attributes are read-only for writers.
     public var derivation: Derivation?
+    /// The attribute's name in an older model (Core Data's `renamingIdentifier`, `renamedFrom:`
+    /// in a model file): an explicit migration (``PersistentStoreCoordinator/migrateStore(at:to:dryRun:busyTimeout:)``)
+    /// renames that column to ``name``, keeping its values. Ignored when the older model has no
+    /// such attribute or already has one named ``name``; nil for most attributes.
+    public var renamingIdentifier: String?
 
     /// Whether the store maintains the value itself.
     public var isDerived: Bool { derivation != nil }
@@ -42,6 +47,7 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case name, type, isOptional = "optional", defaultValue = "default", isExcludedFromHistory = "excludedFromHistory", derivation = "derived"
+        case renamingIdentifier = "renamedFrom"
     }
 
     public init(from decoder: Decoder) throws {
@@ -51,6 +57,7 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
         isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? true
         isExcludedFromHistory = try c.decodeIfPresent(Bool.self, forKey: .isExcludedFromHistory) ?? false
         derivation = try c.decodeIfPresent(Derivation.self, forKey: .derivation)
+        renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
         if let text = try c.decodeIfPresent(String.self, forKey: .defaultValue) {
             defaultValue = try AttributeValue.parse(text, as: type)
         } else {
@@ -66,5 +73,7 @@ public struct AttributeDescription: Sendable, Codable, Hashable {
         if isExcludedFromHistory { try c.encode(true, forKey: .isExcludedFromHistory) }
         if let derivation { try c.encode(derivation, forKey: .derivation) }
         if let defaultValue { try c.encode(defaultValue.storedText, forKey: .defaultValue) }
+        // Only when set, so that the canonical JSON (and version hash) of other models stays as it was.
+        if let renamingIdentifier { try c.encode(renamingIdentifier, forKey: .renamingIdentifier) }
     }
 }

@@ -38,6 +38,15 @@ public struct EntityDescription: Sendable, Codable, Hashable {
     /// Nil for the tables Tributary creates, keyed by `_pk` and versioned by `_version`;
     /// an adopted table has no version column.
     public var tableKey: String?
+    /// The entity's name in an older model (Core Data's `renamingIdentifier`, `renamedFrom:`
+    /// in a model file): an explicit migration renames that table to ``name``, keeping its rows
+    /// and their object IDs' primary keys. Ignored when the older model has no such entity or
+    /// already has one named ``name``.
+    ///
+    /// ```swift
+    /// Entity("Article") { Attribute("title", .string) }.renamed(from: "Post")
+    /// ```
+    public var renamingIdentifier: String?
 
     /// An entity description.
     public init(name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [], uniquenessConstraints: [[String]] = [], indexes: [[String]] = []) {
@@ -48,7 +57,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         self.indexes = indexes
     }
 
-    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey }
+    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey, renamingIdentifier = "renamedFrom" }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -58,6 +67,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
         indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
         tableKey = try c.decodeIfPresent(String.self, forKey: .tableKey)
+        renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 
     /// The attribute named `name`.

@@ -12,6 +12,7 @@ extension ManagedObjectModel {
     ///       name: { type: string, optional: false, unique: true }
     ///       color: string
     ///       postCount: { type: integer, derived: posts.@count }
+    ///       label: { type: string, renamedFrom: title }   # for tributary migrate
     ///     relationships:
     ///       posts: { to: Post, inverse: tags, toMany: true }
     /// ```
@@ -67,9 +68,9 @@ struct ModelYAMLReader {
     let source: String
 
     static let topKeys = ["entities"]
-    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey"]
-    static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory", "derived"]
-    static let relationshipKeys = ["to", "inverse", "toMany", "deleteRule", "optional"]
+    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey", "renamedFrom"]
+    static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory", "derived", "renamedFrom"]
+    static let relationshipKeys = ["to", "inverse", "toMany", "deleteRule", "optional", "renamedFrom"]
 
     func fail(_ node: Node?, _ message: String, hint: String? = nil) -> TributaryError {
         let line = node?.mark.map { ":\($0.line)" } ?? ""
@@ -120,6 +121,7 @@ struct ModelYAMLReader {
         if let unique = body["unique"] { entity.uniquenessConstraints += try nameLists(unique, what: "unique") }
         if let indexes = body["indexes"] { entity.indexes += try nameLists(indexes, what: "indexes") }
         if let key = body["tableKey"] { entity.tableKey = try string(key, what: "'tableKey' of '\(name)'") }
+        if let old = body["renamedFrom"] { entity.renamingIdentifier = try string(old, what: "'renamedFrom' of '\(name)'") }
         return entity
     }
 
@@ -151,6 +153,7 @@ struct ModelYAMLReader {
                 throw fail(derived, "\(place): \(error.message)", hint: error.hint)
             }
         }
+        if let old = map["renamedFrom"] { attribute.renamingIdentifier = try string(old, what: "'renamedFrom' of \(place)") }
         let unique = try map["unique"].map { try bool($0, what: "'unique' of \(place)") } ?? false
         return (attribute, unique)
     }
@@ -164,6 +167,7 @@ struct ModelYAMLReader {
         var relationship = RelationshipDescription(name: name, destinationEntity: try string(to, what: "'to' of \(place)"), inverseName: try string(inverse, what: "'inverse' of \(place)"))
         if let toMany = map["toMany"] { relationship.isToMany = try bool(toMany, what: "'toMany' of \(place)") }
         if let optional = map["optional"] { relationship.isOptional = try bool(optional, what: "'optional' of \(place)") }
+        if let old = map["renamedFrom"] { relationship.renamingIdentifier = try string(old, what: "'renamedFrom' of \(place)") }
         if let ruleNode = map["deleteRule"] {
             let text = try string(ruleNode, what: "'deleteRule' of \(place)")
             guard let rule = DeleteRule(rawValue: text.lowercased()) else {

@@ -9,6 +9,7 @@ extension ManagedObjectModel {
         for entity in entities {
             out += "  \(entity.name):\n"
             if let key = entity.tableKey { out += "    tableKey: \(Self.yamlString(key))\n" }
+            if let old = entity.renamingIdentifier { out += "    renamedFrom: \(old)\n" }
             if !entity.attributes.isEmpty {
                 out += "    attributes:\n"
                 for attribute in entity.attributes {
@@ -17,6 +18,7 @@ extension ManagedObjectModel {
                     if let value = attribute.defaultValue, !value.isNull { fields.append("default: \(Self.yamlString(value.storedText))") }
                     if attribute.isExcludedFromHistory { fields.append("excludedFromHistory: true") }
                     if let derivation = attribute.derivation { fields.append("derived: \(Self.yamlString(derivation.description))") }
+                    if let old = attribute.renamingIdentifier { fields.append("renamedFrom: \(old)") }
                     out += "      \(attribute.name): { \(fields.joined(separator: ", ")) }\n"
                 }
             }
@@ -27,6 +29,7 @@ extension ManagedObjectModel {
                     if relationship.isToMany { fields.append("toMany: true") }
                     if relationship.deleteRule != .nullify { fields.append("deleteRule: \(relationship.deleteRule.rawValue)") }
                     if !relationship.isOptional { fields.append("optional: false") }
+                    if let old = relationship.renamingIdentifier { fields.append("renamedFrom: \(old)") }
                     out += "      \(relationship.name): { \(fields.joined(separator: ", ")) }\n"
                 }
             }

@@ -134,6 +134,7 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
                 throw fail("entity has \(columns) columns, more than \(Self.maximumColumns)", "entity \(entity.name)", hint: "split it into related entities")
             }
             if let key = entity.tableKey { try Self.checkAdopted(entity, key: key) }
+            try Self.checkRenamingIdentifiers(of: entity)
             for attribute in entity.attributes {
                 if let value = attribute.defaultValue, !value.isNull, value.coerced(to: attribute.type) == nil {
                     throw fail("default \(value) is not a \(attribute.type.rawValue)", "\(entity.name).\(attribute.name)", hint: attribute.type.formatHint)
@@ -165,6 +166,16 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         }
         try validateDerivedAttributes()
         try StoreSchema(model: self).checkObjectNames()
+    }
+
+    /// Every `renamedFrom` is a name the entity or property could have had.
+    private static func checkRenamingIdentifiers(of entity: EntityDescription) throws {
+        let named = [("entity \(entity.name)", entity.renamingIdentifier)]
+            + entity.attributes.map { ("\(entity.name).\($0.name)", $0.renamingIdentifier) }
+            + entity.relationships.map { ("\(entity.name).\($0.name)", $0.renamingIdentifier) }
+        for case let (place, old?) in named where !isValidName(old) {
+            throw TributaryError(.invalidModel, "renamedFrom '\(old)' is not a valid name", location: place, hint: "give the old name: letters, digits and _, starting with a letter")
+        }
     }
 
     /// What an adopted table (one with a ``EntityDescription/tableKey``) cannot have yet.

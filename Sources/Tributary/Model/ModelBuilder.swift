@@ -78,6 +78,20 @@ public struct Entity: Sendable {
         entity.managedObjectClass = type
         description = entity
     }
+
+    private init(description: EntityDescription) { self.description = description }
+
+    /// The entity was called `oldName` in an older model: an explicit migration renames its
+    /// table (``EntityDescription/renamingIdentifier``).
+    ///
+    /// ```swift
+    /// Entity("Article") { Attribute("title", .string) }.renamed(from: "Post")
+    /// ```
+    public func renamed(from oldName: String) -> Entity {
+        var copy = description
+        copy.renamingIdentifier = oldName
+        return Entity(description: copy)
+    }
 }
 
 /// An attribute in the model DSL.
@@ -109,6 +123,18 @@ public struct Attribute: EntityComponent {
         return copy
     }
 
+    /// The attribute was called `oldName` in an older model: an explicit migration renames
+    /// its column (``AttributeDescription/renamingIdentifier``).
+    ///
+    /// ```swift
+    /// Attribute("content", .string).renamed(from: "body")
+    /// ```
+    public func renamed(from oldName: String) -> Attribute {
+        var copy = self
+        copy.attribute.renamingIdentifier = oldName
+        return copy
+    }
+
     public func apply(to entity: inout EntityDescription) {
         entity.attributes.append(attribute)
         if isUnique { entity.uniquenessConstraints.append([attribute.name]) }
@@ -122,11 +148,23 @@ public struct Attribute: EntityComponent {
 /// Relationship("attachments", to: "Attachment", inverse: "post", toMany: true, deleteRule: .cascade)
 /// ```
 public struct Relationship: EntityComponent {
-    let relationship: RelationshipDescription
+    var relationship: RelationshipDescription
 
     /// A relationship to `destination` whose inverse there is `inverse`.
     public init(_ name: String, to destination: String, inverse: String, toMany: Bool = false, deleteRule: DeleteRule = .nullify, optional: Bool = true) {
         relationship = RelationshipDescription(name: name, destinationEntity: destination, inverseName: inverse, isToMany: toMany, deleteRule: deleteRule, isOptional: optional)
+    }
+
+    /// The relationship was called `oldName` in an older model: an explicit migration renames
+    /// its column or join table (``RelationshipDescription/renamingIdentifier``).
+    ///
+    /// ```swift
+    /// Relationship("labels", to: "Tag", inverse: "posts", toMany: true).renamed(from: "tags")
+    /// ```
+    public func renamed(from oldName: String) -> Relationship {
+        var copy = self
+        copy.relationship.renamingIdentifier = oldName
+        return copy
     }
 
     public func apply(to entity: inout EntityDescription) {

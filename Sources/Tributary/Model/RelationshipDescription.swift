@@ -27,6 +27,9 @@ public struct RelationshipDescription: Sendable, Codable, Hashable {
     public var deleteRule: DeleteRule
     /// Whether a to-one relationship may be nil.
     public var isOptional: Bool
+    /// The relationship's name in an older model (Core Data's `renamingIdentifier`, `renamedFrom:`
+    /// in a model file): an explicit migration renames its column or join table, keeping the links.
+    public var renamingIdentifier: String?
 
     /// A relationship description.
     public init(name: String, destinationEntity: String, inverseName: String, isToMany: Bool = false, deleteRule: DeleteRule = .nullify, isOptional: Bool = true) {
@@ -40,6 +43,7 @@ public struct RelationshipDescription: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case name, destinationEntity = "destination", inverseName = "inverse", isToMany = "toMany", deleteRule, isOptional = "optional"
+        case renamingIdentifier = "renamedFrom"
     }
 
     public init(from decoder: Decoder) throws {
@@ -50,5 +54,6 @@ public struct RelationshipDescription: Sendable, Codable, Hashable {
         isToMany = try c.decodeIfPresent(Bool.self, forKey: .isToMany) ?? false
         deleteRule = try c.decodeIfPresent(DeleteRule.self, forKey: .deleteRule) ?? .nullify
         isOptional = try c.decodeIfPresent(Bool.self, forKey: .isOptional) ?? true
+        renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 }

@@ -5,6 +5,10 @@ extension Connection {
     /// off (``disableMainTriggers()``): since 3.35.
     static var canDisableMainTriggersOnly: Bool { sqlite3_libversion_number() >= 3_035_000 }
 
+    /// Whether this SQLite drops columns (`ALTER TABLE … DROP COLUMN`, 3.35), as explicit
+    /// migrations do; the version it is, for the refusal.
+    static var canDropColumns: (Bool, String) { (sqlite3_libversion_number() >= 3_035_000, String(cString: sqlite3_libversion())) }
+
     /// Stops the triggers stored in the database from running on this connection; TEMP
     /// triggers still run (`SQLITE_DBCONFIG_ENABLE_TRIGGER`). A store's writer does this so
     /// that the triggers other programs' writes fire are not paid for by its own writes.

@@ -15,6 +15,9 @@ enum SQLFunctions {
     static let canonical = "tributary_canonical"
     /// `tributary_matches(text, pattern, caseInsensitive)`: a predicate's `MATCHES` (``PredicateRegex``).
     static let matches = "tributary_matches"
+    /// `tributary_convert(value, type)`: the value as an attribute type's stored form, or NULL
+    /// (``TypeConversion``, for explicit migrations).
+    static let convert = "tributary_convert"
 
     /// Registers the functions on `db`.
     static func register(on db: OpaquePointer) {
@@ -27,6 +30,9 @@ enum SQLFunctions {
         }, nil, nil, nil)
         sqlite3_create_function_v2(db, matches, 3, flags, nil, { context, _, values in
             SQLFunctions.match(context, values)
+        }, nil, nil, nil)
+        sqlite3_create_function_v2(db, convert, 2, flags, nil, { context, _, values in
+            SQLFunctions.convert(context, values)
         }, nil, nil, nil)
     }
 

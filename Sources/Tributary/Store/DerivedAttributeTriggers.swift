@@ -25,12 +25,7 @@ struct DerivedAttributeTriggers {
     /// triggers of `db` alone: the store's writer runs no stored trigger
     /// (``Connection/disableMainTriggers()``), so it keeps its own copies.
     static func install(on db: Connection, schema: StoreSchema, temporary: Bool = false) throws {
-        var existing: [String] = []
-        let master = temporary ? "sqlite_temp_master" : "sqlite_master"
-        let names = try db.makeStatement("SELECT name FROM \(master) WHERE type = 'trigger' AND substr(name, 1, \(namePrefix.count)) = ?")
-        try names.bind([.string(namePrefix)])
-        while try names.step() { existing.append(names.string(at: 0)) }
-        for name in existing { try db.execute("DROP TRIGGER \(temporary ? "temp." : "")\(quote(name))") }
+        try uninstall(on: db, temporary: temporary)
         var triggers = DerivedAttributeTriggers(schema: schema)
         for entity in schema.model.entities where entity.attributes.contains(where: \.isDerived) {
             let columns = try db.makeStatement("SELECT name FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL")
@@ -40,6 +35,17 @@ struct DerivedAttributeTriggers {
         for sql in triggers.createStatements() {
             try db.execute(temporary ? "CREATE TEMP TRIGGER" + sql.dropFirst("CREATE TRIGGER".count) : sql)
         }
+    }
+
+    /// Drops the store's derived-attribute triggers (before a migration renames or drops
+    /// what they name; ``install(on:schema:temporary:)`` makes them again after).
+    static func uninstall(on db: Connection, temporary: Bool = false) throws {
+        var existing: [String] = []
+        let master = temporary ? "sqlite_temp_master" : "sqlite_master"
+        let names = try db.makeStatement("SELECT name FROM \(master) WHERE type = 'trigger' AND substr(name, 1, \(namePrefix.count)) = ?")
+        try names.bind([.string(namePrefix)])
+        while try names.step() { existing.append(names.string(at: 0)) }
+        for name in existing { try db.execute("DROP TRIGGER \(temporary ? "temp." : "")\(quote(name))") }
     }
 
     /// The seconds since 1970 of SQLite's current time (fixed within one statement step).

@@ -35,7 +35,9 @@ public final class PersistentStore: Sendable {
     /// The history's format, nil without history.
     var historyFormat: Int? { history?.format }
     /// What opening the store migrated, one item a change (`added Post.views`,
-    /// `added entity Comment`); empty when the model was the store's own.
+    /// `added entity Comment`; with ``PersistentStoreDescription/allowsExplicitMigration``
+    /// also `renamed Post.body to Post.content`, `removed Post.legacy`,
+    /// `changed Post.views from integer to double`); empty when the model was the store's own.
     public let migrationChanges: [String]
 
     /// Records other programs' writes in history (read-write stores with history).
@@ -93,10 +95,27 @@ public final class PersistentStore: Sendable {
             inMemory = true
         }
         do {
-            return try load(description, model: model, path: path, inMemory: inMemory)
+            return try loadFoldingFirst(description, model: model, path: path, inMemory: inMemory)
         } catch {
             if let creating { undoCreation(at: path, state: creating) }
             throw error
+        }
+    }
+
+    /// ``load(_:model:path:inMemory:)``; when an explicit migration must wait for other
+    /// programs' writes to be folded into history (``ForeignWritesPending``), opens the store
+    /// with its own model first (which folds them) and tries once more.
+    private static func loadFoldingFirst(_ description: PersistentStoreDescription, model: ManagedObjectModel?, path: String, inMemory: Bool) throws -> PersistentStore {
+        do {
+            return try load(description, model: model, path: path, inMemory: inMemory)
+        } catch is ForeignWritesPending {
+            try load(description, model: nil, path: path, inMemory: inMemory).close()
+        }
+        do {
+            return try load(description, model: model, path: path, inMemory: inMemory)
+        } catch is ForeignWritesPending {
+            throw TributaryError(.storeLocked, "other programs kept writing to the store while it was being migrated", location: description.url.path,
+                                 hint: "stop the programs that write to it (the sqlite3 shell, scripts), then migrate again")
         }
     }
 
@@ -158,7 +177,8 @@ public final class PersistentStore: Sendable {
                 }
                 : try database.write { db in
                     let before = try StoreMetadata.cachedModel(on: db)
-                    let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true)
+                    let (id, model, changes) = try StoreMetadata.load(on: db, given: model, place: place, canWrite: true,
+                                                                      explicit: description.allowsExplicitMigration)
                     if Connection.canDisableMainTriggersOnly { try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model), temporary: true) }
                     let layout = try HistorySchema.prepare(on: db, enable: description.persistentHistoryTracking,
                                                            chain: description.historyHashChain, objectIndex: description.historyObjectIndex, place: place)

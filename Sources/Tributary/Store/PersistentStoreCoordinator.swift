@@ -13,7 +13,7 @@ import Synchronization
 /// A coordinator made without a model opens a store with the model cached in it,
 /// which is how tools read any store without the application's code.
 public final class PersistentStoreCoordinator: Sendable {
-    private let givenModel: ManagedObjectModel?
+    let givenModel: ManagedObjectModel?
     private let openStore = Locked<PersistentStore?>(nil)
     /// The contexts working on this coordinator (for merging saves between them).
     let contexts = ContextRegistry()

@@ -36,6 +36,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         var historyHashChain = true
         var historyObjectIndex = true
         var remoteChangeNotificationPost = false
+        var allowsExplicitMigration = false
         var sqlDebug = SQLDebugLog.fromEnvironment()
     }
 
@@ -132,6 +133,29 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         get { settings.remoteChangeNotificationPost }
         set { set("remoteChangeNotificationPost") { $0.remoteChangeNotificationPost = newValue } }
     }
+    /// Let opening the store with a model that differs from the store's beyond additions
+    /// migrate it (Core Data's lightweight migration, with renaming identifiers): renamed
+    /// entities, attributes and relationships (``AttributeDescription/renamingIdentifier``,
+    /// `renamedFrom:` in a model file) keep their rows and values; removed ones are dropped;
+    /// types SQLite can convert are converted, when every stored value converts. Off by
+    /// default: opening then migrates additive changes only and refuses the rest, naming it.
+    ///
+    /// The migration runs in one SQLite transaction, so it applies whole or not at all; the
+    /// store's ``PersistentStore/migrationChanges`` lists what it did. Run it while no other
+    /// program has the store open: their model would no longer match the tables. History
+    /// written before keeps the old names. ``PersistentStoreCoordinator/migrateStore(at:to:dryRun:busyTimeout:)``
+    /// and `tributary migrate` use it, and can show the plan without writing.
+    ///
+    /// ```swift
+    /// let description = PersistentStoreDescription(url: url)
+    /// description.allowsExplicitMigration = true
+    /// let store = try PersistentStoreCoordinator(managedObjectModel: v2).addPersistentStore(with: description)
+    /// print(store.migrationChanges)   // ["renamed Post.body to Post.content", "removed Post.legacy"]
+    /// ```
+    public var allowsExplicitMigration: Bool {
+        get { settings.allowsExplicitMigration }
+        set { set("allowsExplicitMigration") { $0.allowsExplicitMigration = newValue } }
+    }
     /// Logging of every SQL statement with its duration; by default as the
     /// environment variable `TRIBUTARY_SQL_DEBUG` says (`1` statements, `2` with values).
     ///
@@ -177,6 +201,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         if s.remoteChangeNotificationPost { parts.append("remote change notifications") }
         if !s.historyHashChain { parts.append("no hash chain") }
         if !s.historyObjectIndex { parts.append("no object index") }
+        if s.allowsExplicitMigration { parts.append("explicit migration") }
         return "PersistentStoreDescription(" + parts.joined(separator: ", ") + ")"
     }
 }

@@ -5,18 +5,11 @@ enum StoreMetadata {
     static let table = "_tributary_metadata"
 
     /// Reads the store's identity and model, creating or migrating it as allowed; the third
-    /// value lists what a migration did (`added Post.views`), empty when none ran.
-    static func load(on db: Connection, given model: ManagedObjectModel?, place: String, canWrite: Bool) throws -> (UUID, ManagedObjectModel, [String]) {
-        let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0
-        if hasMetadata == 0 {
-            let tables = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")?.integerValue ?? 0
-            if tables > 0 {
-                throw TributaryError(.notAStore, "a SQLite database, but not a Tributary store (it has no \(table) table)", location: place,
-                                     hint: "make it a store in place with: tributary adopt \(place)")
-            }
-            guard let model else {
-                throw TributaryError(.notAStore, "an empty database, not a Tributary store", location: place, hint: "create it with: tributary init STORE --model MODEL.yml")
-            }
+    /// value lists what a migration did (`added Post.views`), empty when none ran. With
+    /// `explicit`, the migration may rename, remove and convert (``ModelMigration``).
+    static func load(on db: Connection, given model: ManagedObjectModel?, place: String, canWrite: Bool, explicit: Bool = false) throws -> (UUID, ManagedObjectModel, [String]) {
+        guard try exists(on: db) else {
+            guard let model, try isEmpty(on: db) else { throw try notAStore(on: db, place: place) }
             guard canWrite else {
                 throw TributaryError(.readOnly, "cannot create a store read-only", location: place, hint: "open it without the read-only option")
             }
@@ -24,6 +17,39 @@ enum StoreMetadata {
             try create(on: db, model: model, identifier: identifier)
             return (identifier, model, [])
         }
+        let (identifier, cached) = try readStored(on: db, place: place)
+        guard let given = model, given != cached else { return (identifier, cached, []) }
+        let migration = try plan(from: cached, to: given, place: place, explicit: explicit)
+        // The same model with its properties in another order: nothing to migrate.
+        guard migration.model != cached else { return (identifier, cached, []) }
+        guard canWrite else {
+            throw TributaryError(.incompatibleModel, "the model differs from the store's and the store is open read-only", location: place, hint: "open it read-write to migrate, or without a model to use its own")
+        }
+        try apply(migration, on: db, storeID: identifier)
+        return (identifier, migration.model, migration.changes)
+    }
+
+    /// Whether the database has Tributary's metadata table.
+    private static func exists(on db: Connection) throws -> Bool {
+        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0 > 0
+    }
+
+    private static func isEmpty(on db: Connection) throws -> Bool {
+        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")?.integerValue ?? 0 == 0
+    }
+
+    /// Why a database without the metadata table is not a store (and cannot be made one here).
+    private static func notAStore(on db: Connection, place: String) throws -> TributaryError {
+        guard try isEmpty(on: db) else {
+            return TributaryError(.notAStore, "a SQLite database, but not a Tributary store (it has no \(table) table)", location: place,
+                                  hint: "make it a store in place with: tributary adopt \(place)")
+        }
+        return TributaryError(.notAStore, "an empty database, not a Tributary store", location: place, hint: "create it with: tributary init STORE --model MODEL.yml")
+    }
+
+    /// The store's identity and cached model, checking its format.
+    static func readStored(on db: Connection, place: String) throws -> (UUID, ManagedObjectModel) {
+        guard try exists(on: db) else { throw try notAStore(on: db, place: place) }
         var values: [String: String] = [:]
         let statement = try db.cachedStatement("SELECT key, value FROM \(table)")
         while try statement.step() { values[statement.string(at: 0)] = statement.string(at: 1) }
@@ -37,30 +63,25 @@ enum StoreMetadata {
             throw TributaryError(.newerFormat, "the store was written in format \(format), newer than this Tributary's \(PersistentStore.formatVersion)", location: place,
                                  hint: "upgrade Tributary to open it")
         }
-        let cached: ManagedObjectModel
         do {
-            cached = try ManagedObjectModel.fromJSON(Data(modelText.utf8))
+            return (identifier, try ManagedObjectModel.fromJSON(Data(modelText.utf8)))
         } catch let error as TributaryError where error.code == .invalidModel {
             throw TributaryError(.notAStore, "the model cached in the store is damaged (\(error.message))", location: place,
                                  hint: "another program changed _tributary_metadata; restore the store from a copy or replay its stream")
         }
-        guard let given = model, given != cached else { return (identifier, cached, []) }
+    }
+
+    /// The migration from the cached model to `given`; an adopted database's tables are never changed.
+    static func plan(from cached: ManagedObjectModel, to given: ManagedObjectModel, place: String, explicit: Bool) throws -> ModelMigration {
         if cached.entities.contains(where: { $0.tableKey != nil }) {
+            guard !explicit else {
+                throw TributaryError(.incompatibleModel, "an adopted database: Tributary never changes its tables", location: place,
+                                     hint: "change its tables with your own tools, then run tributary adopt \(place) again")
+            }
             throw TributaryError(.incompatibleModel, "an adopted database is opened with its own model; Tributary does not change its tables", location: place,
                                  hint: "open it without a model; after changing its tables, run tributary adopt again")
         }
-        let migration = try ModelMigration(from: cached, to: given)
-        // The same model with its properties in another order: nothing to migrate.
-        guard migration.model != cached else { return (identifier, cached, []) }
-        let model = migration.model
-        guard canWrite else {
-            throw TributaryError(.incompatibleModel, "the model differs from the store's and the store is open read-only", location: place, hint: "open it read-write to migrate, or without a model to use its own")
-        }
-        for step in migration.steps { try db.execute(step.sql, step.arguments) }
-        try DerivedAttributeTriggers.install(on: db, schema: StoreSchema(model: model))
-        for sql in migration.backfills { try db.execute(sql) }
-        try write(on: db, ["model": String(decoding: model.canonicalJSON(), as: UTF8.self), "modelHash": model.versionHash])
-        return (identifier, model, migration.changes)
+        return try ModelMigration(from: cached, to: given, explicit: explicit)
     }
 
     /// The model cached in the store, nil when the database has none (or it does not decode:

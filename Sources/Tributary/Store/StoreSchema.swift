@@ -112,11 +112,28 @@ struct StoreSchema: Sendable {
             : table.isKeyedByRowid && !table.attributes.isEmpty ? [] : ["\(table.key) INTEGER PRIMARY KEY"]
         columns += table.attributes.map { "\(quote($0.name)) \($0.type.sqlType)\(DerivedAttributeTriggers.columnDefault($0, canBeNonConstant: true))" }
         columns += table.foreignKeys.map { "\(quote($0.name)) INTEGER" }
-        var statements = ["CREATE TABLE \(quote(entity.name)) (\(columns.joined(separator: ", ")))"]
-        for relationship in table.foreignKeys { statements.append(foreignKeyIndex(entity.name, relationship.name)) }
-        for constraint in entity.uniquenessConstraints { statements.append(uniqueIndex(entity.name, constraint)) }
-        for index in entity.indexes { statements.append(plainIndex(entity.name, index)) }
-        return statements
+        return ["CREATE TABLE \(quote(entity.name)) (\(columns.joined(separator: ", ")))"] + indexStatements(for: entity)
+    }
+
+    /// Statements creating one entity's indexes: foreign keys, uniqueness constraints, fetch indexes.
+    func indexStatements(for entity: EntityDescription) -> [String] {
+        let table = tables[entity.name]!
+        return table.foreignKeys.map { foreignKeyIndex(entity.name, $0.name) }
+            + entity.uniquenessConstraints.map { uniqueIndex(entity.name, $0) }
+            + entity.indexes.map { plainIndex(entity.name, $0) }
+    }
+
+    /// The names of the indexes ``indexStatements(for:)`` creates.
+    func indexNames(of entity: EntityDescription) -> [String] {
+        let table = tables[entity.name]!
+        return table.foreignKeys.map { "\(entity.name)_fk_\($0.name)" }
+            + entity.uniquenessConstraints.map { "\(entity.name)_unique_\($0.joined(separator: "_"))" }
+            + entity.indexes.map { "\(entity.name)_index_\($0.joined(separator: "_"))" }
+    }
+
+    /// The index of a join table, by the pairs' destination.
+    func joinTableIndex(_ table: String) -> String {
+        "CREATE INDEX \(quote(table + "_dst")) ON \(quote(table)) (\"dst\", \"src\")"
     }
 
     /// Statements creating the join tables an entity owns.
@@ -126,7 +143,7 @@ struct StoreSchema: Sendable {
             guard case .joinTable(let name, "src", _) = tables[entity.name]!.storage[relationship.name] else { continue }
             guard name == "_\(entity.name)_\(relationship.name)" else { continue }
             statements.append("CREATE TABLE \(quote(name)) (\"src\" INTEGER NOT NULL, \"dst\" INTEGER NOT NULL, PRIMARY KEY (\"src\", \"dst\")) WITHOUT ROWID")
-            statements.append("CREATE INDEX \(quote(name + "_dst")) ON \(quote(name)) (\"dst\", \"src\")")
+            statements.append(joinTableIndex(name))
         }
         return statements
     }
