@@ -9,7 +9,7 @@ import TributaryTestSupport
 /// model change is applied in the transaction of its position; another program's DDL on an
 /// adopted database reaches the mirror; a change that is not additive stops the pipeline
 /// under `on_schema_change: stop` and is applied under `apply`.
-@Suite(.serialized, .timeLimit(.minutes(2)), .tags(.servers)) struct PostgresSchemaChangeTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct PostgresSchemaChangeTests {
     func columns(_ server: LocalServer, _ schema: String, _ table: String) throws -> [String] {
         try PostgresMirror.query(server, "SELECT column_name FROM information_schema.columns WHERE table_schema = '\(schema)' AND table_name = '\(table)' ORDER BY ordinal_position")
     }
@@ -45,6 +45,40 @@ import TributaryTestSupport
         try PostgresMirror.expectEqual(server, store, schema: "grows", entities: ["Post"], count: 9)
         #expect(try PostgresMirror.query(server, "SELECT views FROM grows.\"Post\" WHERE \"externalID\" = 'new'") == ["42"])
         #expect(try PostgresMirror.checkpoint(server, schema: "grows", pipeline: "grows") == "\(try store.currentPersistentHistoryToken().value).0")
+    }
+
+    @Test func aRenameThroughTributaryMigrateIsCarriedToTheMirror() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let dir = TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("blog.sqlite")
+        let text = "name: renames\nsource: {store: \(url.path), snapshot: true}\non_schema_change: apply\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: renames\n"
+        let pipeline = try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": server.url])
+        do {
+            let store = try PipelineFixtures.store(at: url)
+            try PipelineFixtures.insertPosts(store, count: 4)
+            try await PostgresMirror.runToCatchUp(pipeline, store)
+        }
+        var entities = try ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml")).entities
+        let post = entities.firstIndex { $0.name == "Post" }!
+        let content = entities[post].attributes.firstIndex { $0.name == "content" }!
+        entities[post].attributes[content].name = "body"
+        entities[post].attributes[content].renamingIdentifier = "content"
+        let renamed = try ManagedObjectModel(entities: entities)
+        let modelFile = dir.url.appendingPathComponent("renamed.yml")
+        try renamed.yamlText.write(to: modelFile, atomically: true, encoding: .utf8)
+        let migrate = try TributaryProcess.run(["migrate", url.path, "--model", modelFile.path], executable: TributaryProcess.binary)
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        let description = PersistentStoreDescription(url: url)
+        description.persistentHistoryTracking = true
+        let store = PersistentStoreCoordinator(managedObjectModel: renamed)
+        try store.addPersistentStore(with: description)
+        try store.execute(BatchInsertRequest(entityName: "Post", objects: [["externalID": "new", "title": "New", "body": "new body", "createdAt": .date(Date())]]))
+
+        try await PostgresMirror.runToCatchUp(pipeline, store)
+        let names = try columns(server, "renames", "Post")
+        #expect(names.contains("body") && !names.contains("content"), "\(names)")
+        try PostgresMirror.expectEqual(server, store, schema: "renames", entities: ["Post"], count: 5)
     }
 
     /// An adopted database, mirrored, then changed by the `sqlite3` shell.

@@ -127,6 +127,41 @@ import Tributary
         #expect(before.managedObjectModel == m.source.managedObjectModel)
     }
 
+    /// The blog model with `Post.content` renamed to `body` (`renamedFrom: content`).
+    static func renamedModel() throws -> ManagedObjectModel {
+        var entities = try StreamFixtures.blogModel().entities
+        let post = try #require(entities.firstIndex { $0.name == "Post" })
+        let content = try #require(entities[post].attributes.firstIndex { $0.name == "content" })
+        entities[post].attributes[content].name = "body"
+        entities[post].attributes[content].renamingIdentifier = "content"
+        return try ManagedObjectModel(entities: entities)
+    }
+
+    @Test func aRenameThroughAnExplicitMigrationIsCarriedToAReplica() throws {
+        let temp = TemporaryDirectory()
+        let url = temp.child("source.sqlite"), stream = temp.child("stream")
+        let first = try Self.open(url, StreamFixtures.blogModel())
+        try StreamFixtures.workload(first, posts: 6, rounds: 1)
+        try Self.export(first, to: stream, format: .native)
+        first.persistentStores.forEach(first.remove)
+        let changes = try PersistentStoreCoordinator(managedObjectModel: try Self.renamedModel()).migrateStore(at: url)
+        #expect(changes == ["renamed Post.content to Post.body"])
+        let source = try Self.open(url, try Self.renamedModel())
+        try source.execute(BatchInsertRequest(entityName: "Post", objects: [[
+            "externalID": "renamed", "title": "After", "body": "new body", "createdAt": .date(Date(timeIntervalSince1970: 1_700_000_600)),
+        ]]))
+        try Self.export(source, to: stream, format: .native)
+
+        let replayer = try StreamReplayer(directory: stream)
+        let replica = try replayer.openTarget(at: temp.child("replica.sqlite"))
+        _ = try replayer.replay(into: replica)
+        #expect(replica.managedObjectModel?.entity(named: "Post")?.attribute(named: "body") != nil)
+        #expect(replica.managedObjectModel?.entity(named: "Post")?.attribute(named: "content") == nil)
+        let rows = try StreamFixtures.dump(replica)
+        #expect(rows == (try StreamFixtures.dump(source)))
+        #expect(rows.contains { $0.contains("new body") } && rows.filter { $0.contains("body=") }.count > 1, "\(rows.prefix(3))")
+    }
+
     @Test func aTargetMigratedByAnEarlierReplayOpensWithItsOwnModel() throws {
         let m = try Self.migrated()
         let replayer = try StreamReplayer(directory: m.stream)

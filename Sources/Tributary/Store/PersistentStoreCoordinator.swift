@@ -61,11 +61,12 @@ public final class PersistentStoreCoordinator: Sendable {
         store.close()
     }
 
-    /// Migrates the open store to `model` in place, as opening it with `model` would (new
-    /// entities, new optional, defaulted or derived attributes, relationships, indexes),
-    /// recording the schema transaction when it keeps history: the store is closed and opened
-    /// again with `model`. A replica applying a stream's schema record does this. A change
-    /// that cannot migrate in place throws `incompatibleModel`, the store left open as it was.
+    /// Migrates the open store to `model` in place, as opening it with `model` and
+    /// ``PersistentStoreDescription/allowsExplicitMigration`` would (additive changes, and
+    /// the renames, removals and conversions `tributary migrate` makes), recording the
+    /// schema transaction when it keeps history: the store is closed and opened again with
+    /// `model`. A replica applying a stream's schema record does this. A change that cannot
+    /// be made throws `incompatibleModel`, the store left open as it was.
     ///
     /// ```swift
     /// try replica.migrateStore(to: schemaRecord.change.model)
@@ -76,8 +77,12 @@ public final class PersistentStoreCoordinator: Sendable {
         try openStore.withLock { current in
             guard current === store else { throw TributaryError(.noStore, "the coordinator's store changed while migrating") }
             store.close()
+            // The model comes from the source's schema history: its renames, removals and
+            // conversions were checked there, so the replica takes them as an explicit migration.
+            let explicit = store.description.copy()
+            explicit.allowsExplicitMigration = true
             do {
-                current = try PersistentStore.open(store.description, model: model)
+                current = try PersistentStore.open(explicit, model: model)
             } catch {
                 current = try PersistentStore.open(store.description, model: store.model)
                 throw error
