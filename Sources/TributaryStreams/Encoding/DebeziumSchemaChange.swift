@@ -92,7 +92,7 @@ enum DebeziumSchemaChange {
 }
 
 extension DebeziumEncoder {
-    /// A schema record as Debezium's schema change event (``DebeziumSchemaChange``).
+    /// A schema record as Debezium's schema change event (`DebeziumSchemaChange`: source, ddl, tableChanges, then the native fields).
     public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
         var json = JSONWriter()
         json.object { o in DebeziumSchemaChange.write(record, exportTime: exportTime(), to: &o) }

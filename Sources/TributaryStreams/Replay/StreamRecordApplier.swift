@@ -29,7 +29,7 @@ public struct StreamRecordApplier {
     /// Adds the record `line` (one record of `format`, without its newline) at `position`;
     /// it is written by this call or a later one, at the latest by ``flush()``. A schema
     /// record writes what is pending and migrates the replica to its model (see
-    /// ``PersistentStoreCoordinator/migrateStore(to:)``), and is returned.
+    /// `PersistentStoreCoordinator.migrateStore(to:)`), and is returned.
     ///
     /// ```swift
     /// try applier.add(line: bytes[...], format: .native, position: StreamPosition(token: 42, index: 0))

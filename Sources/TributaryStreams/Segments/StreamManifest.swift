@@ -68,7 +68,7 @@ public struct StreamManifest: Sendable, Codable, Equatable {
     public struct ModelVersion: Sendable, Codable, Equatable {
         /// Where the model comes into force: a schema record's position, or the stream's start.
         public var position: StreamPosition
-        /// The model's ``ManagedObjectModel/versionHash``.
+        /// The model's `ManagedObjectModel.versionHash`.
         public var version: String
 
         /// An entry.
