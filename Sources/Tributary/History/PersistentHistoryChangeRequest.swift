@@ -39,6 +39,10 @@ public struct HistoryFilter: Sendable, Equatable {
     /// No filter: all kept history.
     public init() {}
 
+    /// Whether schema transactions that pass the SQL filter are kept: a filter on change
+    /// types or objects looks for changes, which they do not have.
+    var keepsSchemaTransactions: Bool { changeTypes.isEmpty && objectIDs.isEmpty }
+
     /// Whether the filter looks inside transactions (entities, types, objects).
     var filtersChanges: Bool { !entities.isEmpty || !changeTypes.isEmpty || !objectIDs.isEmpty }
 

@@ -85,7 +85,7 @@ extension PersistentStoreCoordinator {
                 if !objectKeys.isEmpty {
                     changes.removeAll { !objectKeys.contains("\($0.changedObjectID.entityName)/\($0.changedObjectID.primaryKey)") }
                 }
-                if filter.filtersChanges && changes.isEmpty && !(schemaChange != nil && filter.changeTypes.isEmpty && filter.objectIDs.isEmpty) { return }
+                if filter.filtersChanges && changes.isEmpty && !(schemaChange != nil && filter.keepsSchemaTransactions) { return }
             }
             var transaction = PersistentHistoryTransaction(
                 token: token,
@@ -138,7 +138,7 @@ extension PersistentStoreCoordinator {
         let objectKeys = Set(filter.objectIDs.map { "\($0.entityName)/\($0.primaryKey)" })
         let storeID = store.identifier
         try stepHistory(filter, store: store) { statement, token, db in
-            if let schema, statement.int64(at: 4) == Int64(SchemaHistory.source.processID), filter.changeTypes.isEmpty, filter.objectIDs.isEmpty,
+            if let schema, statement.int64(at: 4) == Int64(SchemaHistory.source.processID), filter.keepsSchemaTransactions,
                let change = try SchemaHistory.change(at: token.value, on: db) {
                 let chainHash = statement.isNull(at: 9) ? nil : statement.withBytes(at: 9) { Array($0) }
                 try schema(SchemaChangeEvent(token: token, timestamp: Date(timeIntervalSince1970: statement.double(at: 1)), change: change, chainHash: chainHash))

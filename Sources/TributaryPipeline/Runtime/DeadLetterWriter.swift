@@ -26,16 +26,7 @@ public final class DeadLetterWriter {
         for item in records {
             record.removeAll(keepingCapacity: true)
             encoder.encode(item, into: &record)
-            if record.last == 0x0A { record.removeLast() }
-            line.reset()
-            line.object { o in
-                o.field("sink", sink)
-                o.field("error", error.description)
-                o.field("id", item.eventID)
-                o.key("record")
-                o.raw(String(decoding: record, as: UTF8.self))
-            }
-            try directory.append(line.bytes + [0x0A], position: item.position, timestamp: item.timestamp)
+            try appendLetter(sink: sink, error: error.description, id: item.eventID, position: item.position, timestamp: item.timestamp)
         }
         try directory.commit(completeThrough: nil)
     }
@@ -45,17 +36,22 @@ public final class DeadLetterWriter {
     public func writeSchema(_ item: SchemaRecord, sink: String, reason: String) throws {
         record.removeAll(keepingCapacity: true)
         encoder.encodeSchema(item, into: &record)
+        try appendLetter(sink: sink, error: reason, id: item.eventID, position: item.position, timestamp: item.timestamp)
+        try directory.commit(completeThrough: nil)
+    }
+
+    /// Appends one dead letter: the line encoded in `record` with its sink, error and ID.
+    private func appendLetter(sink: String, error: String, id: String, position: StreamPosition, timestamp: Date) throws {
         if record.last == 0x0A { record.removeLast() }
         line.reset()
         line.object { o in
             o.field("sink", sink)
-            o.field("error", reason)
-            o.field("id", item.eventID)
+            o.field("error", error)
+            o.field("id", id)
             o.key("record")
             o.raw(String(decoding: record, as: UTF8.self))
         }
-        try directory.append(line.bytes + [0x0A], position: item.position, timestamp: item.timestamp)
-        try directory.commit(completeThrough: nil)
+        try directory.append(line.bytes + [0x0A], position: position, timestamp: timestamp)
     }
 
     /// Every dead letter in the directory, as text lines (for tests and inspection).
