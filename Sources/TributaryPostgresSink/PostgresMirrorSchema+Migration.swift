@@ -13,7 +13,7 @@ extension PostgresMirrorSchema {
     /// let statements = try old.migrationStatements(to: new, change: record.change)
     /// ```
     public func migrationStatements(to next: PostgresMirrorSchema, change: SchemaChange) throws -> [String] {
-        let (renamedEntities, renamedProperties) = Self.renames(in: change.changes)
+        let (renamedEntities, renamedProperties) = (change.renamedEntities, change.renamedProperties)
         var statements: [String] = []
         for (from, to) in renamedEntities.sorted(by: { $0.key < $1.key }) {
             guard let old = tables[from], let new = next.tables[to] else { continue }
@@ -65,24 +65,5 @@ extension PostgresMirrorSchema {
         case .string(let text): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
         default: return nil
         }
-    }
-
-    /// The renames a change lists: entities (`renamed entity A to B`) and properties by the
-    /// new entity's name (`renamed E.a to E.b`).
-    static func renames(in changes: [String]) -> (entities: [String: String], properties: [String: [String: String]]) {
-        var entities: [String: String] = [:]
-        var properties: [String: [String: String]] = [:]
-        for change in changes where change.hasPrefix("renamed ") {
-            let words = change.dropFirst("renamed ".count).components(separatedBy: " to ")
-            guard words.count == 2 else { continue }
-            if words[0].hasPrefix("entity ") {
-                entities[String(words[0].dropFirst("entity ".count))] = words[1]
-                continue
-            }
-            let from = words[0].split(separator: ".", maxSplits: 1), to = words[1].split(separator: ".", maxSplits: 1)
-            guard from.count == 2, to.count == 2 else { continue }
-            properties[String(to[0]), default: [:]][String(from[1])] = String(to[1])
-        }
-        return (entities, properties)
     }
 }

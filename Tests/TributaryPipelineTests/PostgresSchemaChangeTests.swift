@@ -3,12 +3,13 @@ import Testing
 import Tributary
 import TributaryPipeline
 import TributaryPostgresSink
+import TributaryStreams
 import TributaryTestSupport
 
 /// Schema records through a pipeline into a real PostgreSQL mirror (issue 23): an additive
 /// model change is applied in the transaction of its position; another program's DDL on an
 /// adopted database reaches the mirror; a change that is not additive stops the pipeline
-/// under `on_schema_change: stop` and is applied under `apply`.
+/// under `on_schema_change: stop`, is applied under `apply` and set aside under `dead_letter`.
 @Suite(.serialized, .timeLimit(.minutes(10)), .tags(.servers)) struct PostgresSchemaChangeTests {
     func columns(_ server: LocalServer, _ schema: String, _ table: String) throws -> [String] {
         try PostgresMirror.query(server, "SELECT column_name FROM information_schema.columns WHERE table_schema = '\(schema)' AND table_name = '\(table)' ORDER BY ordinal_position")
@@ -144,5 +145,30 @@ import TributaryTestSupport
         try await PostgresMirror.runToCatchUp(try app.pipeline("on_schema_change: apply\n"), store)
         #expect(try columns(server, "app", "items") == ["id", "name"])
         #expect(try PostgresMirror.query(server, "SELECT id, name FROM app.items ORDER BY id") == ["1|one", "2|two", "3|three"])
+    }
+
+    @Test func aDroppedColumnIsSetAsideUnderDeadLetterAndThePipelineGoesOn() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let app = try Adopted(server: server)
+        let letters = app.dir.url.appendingPathComponent("dead-letters")
+        func pipeline() throws -> PipelineFile {
+            let text = "name: app\nsource: {store: \(app.path), snapshot: true}\non_schema_change: dead_letter\nsinks:\n  - type: postgres\n    url: ${POSTGRES_URL}\n    schema: app\n    dead_letter: \(letters.path)\n"
+            return try PipelineFixtures.pipeline(text, environment: ["POSTGRES_URL": server.url])
+        }
+        try await PostgresMirror.runToCatchUp(try pipeline(), try app.open())
+        try app.shell("PRAGMA legacy_alter_table = ON; ALTER TABLE items DROP COLUMN price;")
+        try app.shell("INSERT INTO items VALUES (3, 'three');")
+        let store = try app.open()
+        let change = try #require(try store.schemaChanges().last)
+
+        try await PostgresMirror.runToCatchUp(try pipeline(), store)
+        #expect(try columns(server, "app", "items").contains("price"), "the mirror's copy is left as it was")
+        #expect(try PostgresMirror.query(server, "SELECT id, name FROM app.items ORDER BY id") == ["1|one", "2|two", "3|three"], "the records after the change still arrive")
+        let lines = try DeadLetterWriter.lines(in: letters)
+        #expect(lines.count == 1, "\(lines)")
+        #expect(lines.first?.contains("\"sink\":\"postgres\"") == true && lines.first?.contains("on_schema_change: dead_letter") == true
+                && lines.first?.contains("\"type\":\"schema\"") == true && lines.first?.contains("removed items.price") == true, "\(lines)")
+        #expect(lines.first?.contains("\"id\":\"\(SchemaRecord(change, storeID: store.persistentStores[0].identifier).eventID)\"") == true)
     }
 }

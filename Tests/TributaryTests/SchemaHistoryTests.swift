@@ -100,6 +100,35 @@ import TributaryTestSupport
         #expect(plain == seen.count - 1)
     }
 
+    @Test func aWatcherHandsSchemaTransactionsToTheirOwnHandlerInTheirPlace() async throws {
+        _ = try Fixtures.seedBlog(try open(Fixtures.blogModel()), posts: 2)
+        let coordinator = try open(Self.grownModel())
+        _ = try Fixtures.seedBlog(coordinator, posts: 0, tags: ["more"])
+        var configuration = HistoryWatcher.Configuration(consumerName: "app")
+        configuration.startsAtOldest = true
+        let watcher = try HistoryWatcher(coordinator: coordinator, configuration: configuration)
+        var calls: [String] = []
+        let delivered = try await watcher.deliverPending(schemaChanges: { transaction in
+            calls.append("schema \(transaction.schemaChange?.changes ?? [])")
+            let checkpoint = try coordinator.historyConsumer(named: "app").token
+            #expect(checkpoint < transaction.token, "the checkpoint moves after the handler returns")
+        }) { batch in
+            #expect(batch.allSatisfy { $0.schemaChange == nil })
+            calls.append("changes \(batch.count)")
+        }
+        let all = try coordinator.fetchHistory(.fetchHistory(after: nil))
+        let schema = try #require(all.firstIndex { $0.schemaChange != nil })
+        #expect(calls == ["changes \(schema)", "schema [\"added Post.views\"]", "changes \(all.count - schema - 1)"], "\(calls)")
+        #expect(delivered == all.count)
+        #expect(try coordinator.historyConsumer(named: "app").token == all.last?.token)
+
+        // Without the separate handler, the schema transaction comes in the batch, with no changes.
+        let plain = try HistoryWatcher(coordinator: coordinator, configuration: { var c = HistoryWatcher.Configuration(); c.startsAtOldest = true; return c }())
+        var batches: [[PersistentHistoryTransaction]] = []
+        try await plain.deliverPending { batches.append($0) }
+        #expect(batches.count == 1 && batches[0].filter { $0.schemaChange != nil }.map(\.changes.count) == [0])
+    }
+
     @Test func anOlderHistoryGainsSchemaHistoryWithItsModelAsOfTheUpgrade() throws {
         let first = try open(Fixtures.blogModel())
         _ = try Fixtures.seedBlog(first, posts: 2)

@@ -13,7 +13,7 @@ import Synchronization
 /// never skipping a transaction. Without a checkpoint the watcher starts at the current
 /// token, or at the oldest kept history with ``Configuration/startsAtOldest``.
 ///
-/// The work is one plain step, ``deliverPending(_:)``; ``run(reporting:_:)`` is a thin
+/// The work is one plain step, ``deliverPending(schemaChanges:_:)``; ``run(reporting:schemaChanges:_:)`` is a thin
 /// loop that calls it at start and after each remote change.
 ///
 /// ```swift
@@ -60,7 +60,7 @@ public final class HistoryWatcher: Sendable {
     /// The watcher's backoff: the library's one ``Tributary/Backoff``.
     public typealias Backoff = Tributary.Backoff
 
-    /// A failed delivery, reported by ``run(reporting:_:)`` before it retries.
+    /// A failed delivery, reported by ``run(reporting:schemaChanges:_:)`` before it retries.
     public struct Failure: Sendable {
         /// What the handler, the fetch or the commit threw.
         public let error: any Error
@@ -70,7 +70,7 @@ public final class HistoryWatcher: Sendable {
         public let retryIn: Duration
     }
 
-    /// What ``run(reporting:_:)`` reports as it goes.
+    /// What ``run(reporting:schemaChanges:_:)`` reports as it goes.
     public enum Event: Sendable {
         /// A remote change woke the loop.
         case woke(RemoteChange)
@@ -120,11 +120,19 @@ public final class HistoryWatcher: Sendable {
     /// number of transactions delivered. A handler error is rethrown with the
     /// checkpoint before the failed batch. Calls must not overlap.
     ///
+    /// With `schemaChanges`, schema transactions (``PersistentHistoryTransaction/schemaChange``:
+    /// the store's model changed) go to it instead, one call each, in their place: the
+    /// batch before one is handed over first, the batch after it only once it returned,
+    /// so an app can load the new model (``SchemaChange/model``) before the changes that
+    /// use it. Without it they come in the batches, with no changes.
+    ///
     /// ```swift
     /// let count = try await watcher.deliverPending { batch in try apply(batch) }
+    /// try await watcher.deliverPending(schemaChanges: { schema in try reload(schema.schemaChange!.model) }) { batch in try apply(batch) }
     /// ```
     @discardableResult
-    public func deliverPending(_ handler: ([PersistentHistoryTransaction]) async throws -> Void) async throws -> Int {
+    public func deliverPending(schemaChanges: ((PersistentHistoryTransaction) async throws -> Void)? = nil,
+                               _ handler: ([PersistentHistoryTransaction]) async throws -> Void) async throws -> Int {
         let after = state.withLock { state -> PersistentHistoryToken in
             precondition(!state.delivering, "Tributary: HistoryWatcher.deliverPending called while a delivery is running")
             state.delivering = true
@@ -140,30 +148,48 @@ public final class HistoryWatcher: Sendable {
                 try advance(to: head)
                 break
             }
-            try await handler(batch)
-            delivered += batch.count
-            try advance(to: last.token)
+            for part in Self.parts(of: batch, separatingSchema: schemaChanges != nil) {
+                if let schemaChanges, let schema = part.first, part.count == 1, schema.schemaChange != nil { try await schemaChanges(schema) } else { try await handler(Array(part)) }
+                delivered += part.count
+                try advance(to: part.last!.token)
+            }
             position = last.token
             if Task.isCancelled { break }  // stop between batches; the next run continues from here
         }
         return delivered
     }
 
+    /// The batch as handed over: whole, or with each schema transaction a part of its own.
+    private static func parts(of batch: [PersistentHistoryTransaction], separatingSchema: Bool) -> [ArraySlice<PersistentHistoryTransaction>] {
+        guard separatingSchema, batch.contains(where: { $0.schemaChange != nil }) else { return [batch[...]] }
+        var parts: [ArraySlice<PersistentHistoryTransaction>] = []
+        var start = 0
+        for (i, transaction) in batch.enumerated() where transaction.schemaChange != nil {
+            if i > start { parts.append(batch[start..<i]) }
+            parts.append(batch[i...i])
+            start = i + 1
+        }
+        if start < batch.count { parts.append(batch[start...]) }
+        return parts
+    }
+
     /// Listens for remote changes and delivers what they bring, until the task is
     /// cancelled. Delivers pending history first; after a failure waits the backoff and
-    /// tries again, reporting it. `reporting` sees every wake, delivery and failure.
+    /// tries again, reporting it. `reporting` sees every wake, delivery and failure;
+    /// `schemaChanges` gets schema transactions, as in ``deliverPending(schemaChanges:_:)``.
     ///
     /// ```swift
     /// await watcher.run(reporting: { event in
     ///     if case .failed(let failure) = event { log(failure.error) }
     /// }) { batch in try apply(batch) }
     /// ```
-    public func run(reporting: @Sendable (Event) -> Void = { _ in }, _ handler: ([PersistentHistoryTransaction]) async throws -> Void) async {
+    public func run(reporting: @Sendable (Event) -> Void = { _ in }, schemaChanges: ((PersistentHistoryTransaction) async throws -> Void)? = nil,
+                    _ handler: ([PersistentHistoryTransaction]) async throws -> Void) async {
         var waiter = CommitWaiter(coordinator)  // listen before the first fetch
         var failures = 0
         while !Task.isCancelled {
             do {
-                let count = try await deliverPending(handler)
+                let count = try await deliverPending(schemaChanges: schemaChanges, handler)
                 failures = 0
                 if count > 0 { reporting(.delivered(transactions: count, through: checkpoint)) }
             } catch {

@@ -45,7 +45,7 @@ extension PipelineFile {
             let key = "sinks[\(index)].entities"
             for (name, fields) in entities.sorted(by: { $0.key < $1.key }) {
                 guard known.contains(name), let description = entity(name) else { throw unknownEntity(name, key) }
-                for field in fields where description.attribute(named: field) == nil {
+                for field in fields where field != FullTextIndexSinkSettings.allAttributes && description.attribute(named: field) == nil {
                     throw TributaryError(.invalidPipeline, "\(name) has no attribute '\(field)'", location: "\(path): \(key).\(name)",
                                          hint: "\(name) has \(description.attributes.map(\.name).joined(separator: ", "))")
                 }

@@ -47,9 +47,9 @@ public final class FullTextIndex {
     static let columns = 8
     /// Each entity's slot: a document's rowid is `primaryKey × 64 + slot`, so one row per
     /// object needs no lookup table.
-    private var slots: [String: Int64] = [:]
+    var slots: [String: Int64] = [:]
     /// Each slot's entity and the store its objects are of.
-    private var slotEntities: [Int64: (entity: String, store: UUID)] = [:]
+    var slotEntities: [Int64: (entity: String, store: UUID)] = [:]
     /// Statements kept prepared: inserts by number of attributes, the existence check, the delete.
     private var inserts: [Int: Statement] = [:]
     private var exists: Statement?
@@ -76,6 +76,7 @@ public final class FullTextIndex {
                     CREATE VIRTUAL TABLE IF NOT EXISTS tributary_fts USING fts5(\(fields), tokenize = 'unicode61 remove_diacritics 2');
                     CREATE TABLE IF NOT EXISTS tributary_fts_entities(slot INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE, store TEXT NOT NULL);
                     CREATE TABLE IF NOT EXISTS tributary_index_positions(pipeline TEXT PRIMARY KEY, position TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS tributary_fts_fields(pipeline TEXT PRIMARY KEY, configured TEXT NOT NULL, fields TEXT NOT NULL);
                     """)
                 // Merge segments eight at a time rather than FTS5's four: a pipeline commits at
                 // every checkpoint, and merging less often made indexing 15–20% faster while a
@@ -168,12 +169,15 @@ public final class FullTextIndex {
                 last = record.position
             }
             if let through, last.map({ through > $0 }) ?? true { last = through }
-            if let last, last != stored {
-                try connection.execute("INSERT INTO tributary_index_positions(pipeline, position) VALUES (?, ?) ON CONFLICT(pipeline) DO UPDATE SET position = excluded.position",
-                                       [.string(pipeline), .string(last.description)])
-            }
+            if let last, last != stored { try setPosition(last, of: pipeline) }
             return last
         }
+    }
+
+    /// Stores `position` as pipeline `pipeline`'s (inside the caller's transaction).
+    func setPosition(_ position: StreamPosition, of pipeline: String) throws {
+        try connection.execute("INSERT INTO tributary_index_positions(pipeline, position) VALUES (?, ?) ON CONFLICT(pipeline) DO UPDATE SET position = excluded.position",
+                               [.string(pipeline), .string(position.description)])
     }
 
     /// Checks that `entities` fit the index: at most ``columns`` attributes each.

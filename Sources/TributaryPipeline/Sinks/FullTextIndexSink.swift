@@ -10,10 +10,18 @@ import TributaryStreams
 /// ```swift
 /// let sink = FullTextIndexSink(name: "fts", path: "out/search.sqlite", entities: ["Post": ["title", "content"]])
 /// ```
+///
+/// An entity listed with ``FullTextIndexSinkSettings/allAttributes`` (`Post: all`) has every
+/// string attribute indexed, and those the source's model gains later; a renamed attribute
+/// or entity keeps its column or slot under its new name (``deliverSchema(_:)``).
 public final class FullTextIndexSink: Sink {
     public let name: String
     private let path: String
-    private let entities: [String: [String]]
+    /// The attributes listed in the pipeline file.
+    private let configured: [String: [String]]
+    /// The attributes indexed: `configured` with `all` read from the model, and the model's
+    /// changes since followed.
+    private var entities: [String: [String]]
     private var index: FullTextIndex?
     private var pipeline = ""
     private var position: StreamPosition?
@@ -27,6 +35,7 @@ public final class FullTextIndexSink: Sink {
     public init(name: String, path: String, entities: [String: [String]]) {
         self.name = name
         self.path = path
+        self.configured = entities
         self.entities = entities
     }
 
@@ -36,6 +45,7 @@ public final class FullTextIndexSink: Sink {
         let index = try FullTextIndex(path: path)
         self.index = index
         pipeline = context.pipeline
+        entities = try index.fields(of: pipeline, configured: configured, model: context.model)
         position = try index.position(of: pipeline)
         return position
     }
@@ -51,6 +61,21 @@ public final class FullTextIndexSink: Sink {
         if pending.isEmpty, let current = self.position, current >= position { return current }
         try write(through: position)
         return self.position
+    }
+
+    /// Writes the records before the change under the names they have, then follows the
+    /// change: renamed entities and attributes keep their slots and columns, and an entity
+    /// listed with `all` gains the string attributes the model gained (the position moves
+    /// to the schema record with them).
+    public func deliverSchema(_ record: SchemaRecord) async throws {
+        guard let index else { preconditionFailure("open the sink before delivering") }
+        try write(through: nil)
+        do {
+            entities = try index.follow(record, fields: entities, configured: configured, pipeline: pipeline)
+            position = try index.position(of: pipeline)
+        } catch let error as SQLiteError {
+            throw TributaryError.sinkUnavailable(name, "the index cannot be written: \(error.message)", hint: "check the disk and \(path)")
+        }
     }
 
     /// Writes the pending records and the position (at least `through`) in one transaction.

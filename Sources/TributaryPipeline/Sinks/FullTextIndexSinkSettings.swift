@@ -11,8 +11,13 @@ public struct FullTextIndexSinkSettings: SinkConfiguration, Equatable {
 
     /// The index database (`path`).
     public var path: String
-    /// The attributes indexed, by entity name as records carry it (`entities`).
+    /// The attributes indexed, by entity name as records carry it (`entities`); a list of
+    /// ``allAttributes`` alone (`Post: all` in the file) indexes every string attribute of
+    /// the entity, up to eight, and those the model gains later.
     public var entities: [String: [String]]
+
+    /// The field list that stands for every string attribute of an entity (`all` in the file).
+    public static let allAttributes = "*"
 
     /// Settings.
     public init(path: String, entities: [String: [String]]) {
@@ -23,11 +28,15 @@ public struct FullTextIndexSinkSettings: SinkConfiguration, Equatable {
     public init(settings: PipelineSettingsNode) throws {
         let entitiesNode = try settings.required("entities", hint: "add entities: {Post: [title, content]}")
         guard case .mapping(let entityMap) = entitiesNode.content, !entityMap.isEmpty else {
-            throw entitiesNode.fail("entities maps each entity to the attributes to index", hint: "write entities: {Post: [title, content]}")
+            throw entitiesNode.fail("entities maps each entity to the attributes to index", hint: "write entities: {Post: [title, content]} or {Post: all}")
         }
         var entities: [String: [String]] = [:]
         for (entity, attributes) in entityMap {
             let name = try entity.string()
+            if case .scalar = attributes.content, attributes.text == "all" {
+                entities[name] = [Self.allAttributes]
+                continue
+            }
             let list = try attributes.strings()
             guard !list.isEmpty else { throw attributes.fail("no attributes to index", hint: "list at least one attribute") }
             entities[name] = list
