@@ -26,6 +26,11 @@ extension SchemaRecord {
         return try decode(body, modelBytes: RecordJSONParser.memberRange("model", in: bodyBytes).map { bodyBytes[$0] })
     }
 
+    /// Whether the record at `position` may be a schema record: a schema transaction has no
+    /// changes, so its record is the first of its token. Replay asks this before looking into
+    /// a line, as most records are not first.
+    static func mayBeAt(_ position: StreamPosition) -> Bool { position.index == 0 }
+
     /// Whether `line` holds `"type":"schema"` (every encoding's schema record does; a JSON
     /// string cannot, its quotes being escaped): the cheap test before parsing.
     static func mayBeSchema(_ line: ArraySlice<UInt8>) -> Bool {

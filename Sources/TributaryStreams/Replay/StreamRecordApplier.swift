@@ -36,7 +36,7 @@ public struct StreamRecordApplier {
     /// ```
     @discardableResult
     public mutating func add(line: ArraySlice<UInt8>, format: StreamFormat, position: StreamPosition) throws -> SchemaRecord? {
-        if let schema = try SchemaRecord.read(line, format: format) {
+        if SchemaRecord.mayBeAt(position), let schema = try SchemaRecord.read(line, format: format) {
             try applier.migrate(to: schema, at: position)
             native = NativeRecordReader()
             return schema

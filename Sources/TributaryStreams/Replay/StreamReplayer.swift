@@ -141,7 +141,7 @@ public struct StreamReplayer {
             let start = resumeAfter.map { reader.frame(containing: $0) } ?? 0
             try reader.forEachRecord(fromFrame: start) { line, position in
                 if let resumeAfter, position <= resumeAfter { return true }
-                if let schema = try SchemaRecord.read(line, format: manifest.format) {
+                if SchemaRecord.mayBeAt(position), let schema = try SchemaRecord.read(line, format: manifest.format) {
                     stopped = Self.isPast(limit, position: position, timestamp: schema.timestamp)
                     if stopped { return false }
                     try applier.migrate(to: schema, at: position)
