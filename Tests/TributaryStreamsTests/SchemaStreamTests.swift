@@ -96,6 +96,23 @@ import Tributary
         #expect(summary.schemaRecords == 1 && summary.records == positions.count)
     }
 
+    @Test func aStreamOfOneChangeTypeStillCarriesTheSchemaRecord() throws {
+        let m = try Self.migrated()
+        let inserts = m.temp.child("inserts")
+        var options = ExportOptions()
+        options.filter.changeTypes = [.insert]
+        options.consumerName = "inserts"
+        _ = try StreamExporter(coordinator: m.source, directory: inserts, options: options).exportOnce()
+        let manifest = try #require(try StreamManifest.load(from: inserts))
+        var schemas: [StreamPosition] = []
+        try manifest.forEachRecord(in: inserts) { line, position in
+            if try SchemaRecord.read(line, format: .native) != nil { schemas.append(position) }
+            return true
+        }
+        #expect(schemas == [StreamPosition(token: m.schemaToken.value, index: 0)], "without it, the inserts after the migration have no model to be read with")
+        #expect(try StreamVerifier(directory: inserts).verify().schemaRecords == 1)
+    }
+
     @Test func replayBeforeAndAfterTheMigrationEqualsTheSourceThen() throws {
         let m = try Self.migrated()
         let replayer = try StreamReplayer(directory: m.stream)

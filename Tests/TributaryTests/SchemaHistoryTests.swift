@@ -74,7 +74,11 @@ import TributaryTestSupport
         #expect(try tokens(.exclude) == all.filter { $0 != schema[0] })
         #expect(try tokens(.include, entities: ["Post"]).contains(schema[0]))
         #expect(try !tokens(.include, entities: ["Tag"]).contains(schema[0]))
-        #expect(try !tokens(.include, types: [.insert]).contains(schema[0]))
+        #expect(try tokens(.include, types: [.insert]).contains(schema[0]), "records of one change type are still read with their model")
+        #expect(try !tokens(.exclude, types: [.insert]).contains(schema[0]))
+        var byObject = HistoryFilter()
+        byObject.objectIDs = try coordinator.fetchHistory(.fetchHistory(after: nil)).first.map { [$0.changes[0].changedObjectID] } ?? []
+        #expect(try !coordinator.fetchHistory(.fetchHistory(withFilter: byObject)).contains { $0.schemaChange != nil }, "an object's timeline has no schema transactions")
         var request = PersistentHistoryChangeRequest.fetchHistory(after: nil)
         request.filter.schemaChanges = .only
         #expect(try coordinator.countHistory(request) == 1)

@@ -32,16 +32,18 @@ public struct HistoryFilter: Sendable, Equatable {
     public var objectIDs: [ObjectID] = []
     /// Whether schema transactions (``PersistentHistoryTransaction/schemaChange``) are
     /// returned: with the others (the default), not at all, or alone. A filter on entities
-    /// keeps the schema transactions that changed one of them; a filter on change types or
-    /// objects leaves them out.
+    /// keeps the schema transactions that changed one of them, and a filter on change types
+    /// keeps them all (the changes it returns are read with their model: a stream of inserts
+    /// needs the schema records as much as a stream of everything); a filter on objects
+    /// leaves them out.
     public var schemaChanges: SchemaChangeFilter = .include
 
     /// No filter: all kept history.
     public init() {}
 
-    /// Whether schema transactions that pass the SQL filter are kept: a filter on change
-    /// types or objects looks for changes, which they do not have.
-    var keepsSchemaTransactions: Bool { changeTypes.isEmpty && objectIDs.isEmpty }
+    /// Whether schema transactions that pass the SQL filter are kept: a filter on objects
+    /// looks for those objects' changes, which they do not have.
+    var keepsSchemaTransactions: Bool { objectIDs.isEmpty }
 
     /// Whether the filter looks inside transactions (entities, types, objects).
     var filtersChanges: Bool { !entities.isEmpty || !changeTypes.isEmpty || !objectIDs.isEmpty }
