@@ -55,9 +55,11 @@ enum CaptureInstaller {
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
             let existing = try triggerSQL(of: id, on: db)
-            let wanted = CaptureTriggers(table: captured).statements
+            let triggers = CaptureTriggers(table: captured)
+            let wanted = triggers.statements
             if existing != Set(wanted) {
-                if let before = known[table.name], before.columns == table.columns, before.uniqueConstraints == table.uniqueConstraints { drifted.append(table.name) }
+                if let before = known[table.name], before.columns == table.columns, before.uniqueConstraints == table.uniqueConstraints,
+                   existing != Set(triggers.previousStatements) { drifted.append(table.name) }
                 try dropTriggers(of: id, on: db)
                 for sql in wanted { try db.execute(sql) }
             }

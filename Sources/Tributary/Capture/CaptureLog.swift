@@ -23,7 +23,7 @@ enum CaptureLog {
         case update = 2
         /// `c0…` are the deleted row's columns.
         case delete = 3
-        /// A row an insert found in its way (it may have been replaced): `k`, `c0…` are that row.
+        /// A row an insert or a key change found in its way (it may have been replaced): `k`, `c0…` are that row.
         case replaced = 4
         /// The key changed: `k0` is the new key, `c0` the old one.
         case keyChange = 5

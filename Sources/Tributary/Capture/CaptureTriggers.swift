@@ -10,16 +10,34 @@
 /// costs what its changed columns cost, whatever the table's width), logging the old
 /// value; a delete logs every column; a `BEFORE INSERT` trigger logs the rows an
 /// `INSERT OR REPLACE` would remove (same key, or same unique columns), since SQLite
-/// runs no delete trigger for them. Join tables log inserts and deletes of their pairs.
+/// runs no delete trigger for them; likewise a `BEFORE UPDATE OF` the key logs the row an
+/// `UPDATE OR REPLACE` of the key would remove. Join tables log inserts and deletes of their pairs.
 struct CaptureTriggers {
     let table: CapturedTable
 
     /// Every trigger, as `CREATE TRIGGER` statements.
     var statements: [String] {
         switch table.kind {
-        case .entity: entityTriggers
+        case .entity: entityTriggers + [keyReplaceTrigger]
         case .join: joinTriggers
         }
+    }
+
+    /// The triggers Tributary installed before the key-replace trigger (history format 5):
+    /// finding them is an upgrade, not triggers another program altered (one that dropped only
+    /// that trigger is taken for the same; it missed at most rows an `UPDATE OR REPLACE` of a
+    /// key removed).
+    var previousStatements: [String] {
+        table.kind == .entity ? entityTriggers : joinTriggers
+    }
+
+    /// The row a key change would replace (`UPDATE OR REPLACE … SET key = …` onto a key in
+    /// use): SQLite runs no delete trigger for it. Kept as a delete only if it really went.
+    private var keyReplaceTrigger: String {
+        let key = quote(table.keyColumns[0])
+        let values = table.columns.indices.map { "c\($0)" }
+        return "CREATE TRIGGER \(trigger("kr")) BEFORE UPDATE OF \(key) ON \(name) WHEN OLD.\(key) IS NOT NEW.\(key) BEGIN "
+            + "INSERT INTO \(log) (t, k0\(list(values))) SELECT \(code(.replaced)), \(key)\(list(table.columns.map(quote))) FROM \(name) WHERE \(key) = NEW.\(key); END"
     }
 
     private var name: String { quote(table.name) }

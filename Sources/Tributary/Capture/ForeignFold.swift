@@ -8,7 +8,10 @@
 /// and end, and the transaction's change to it is the difference: absent to present
 /// an insert with every value, present to absent a delete with every value (a
 /// tombstone), else an update of the columns that differ. Changes made and undone in
-/// one transaction net out, as Core Data coalesces them.
+/// one transaction net out, as Core Data coalesces them. The walk also follows each row
+/// through key changes: an object that ends under another key than it started is a
+/// delete at its first key linked to an insert at its last one (``RecordedChange/movedKey``),
+/// however many keys it passed through.
 struct ForeignFold {
     /// A range of log rows, `(after, through]`, that one transaction wrote.
     struct Group: Equatable {
@@ -55,14 +58,33 @@ struct ForeignFold {
             guard g < groups.count else { break }
             byGroup[g].append(row)
         }
-        var spans = Array(repeating: [(RowKey, start: [AttributeValue]?, end: [AttributeValue]?)](), count: groups.count)
+        var spans = Array(repeating: [StateWalk.Span](), count: groups.count)
         for g in groups.indices.reversed() {
             spans[g] = try walk.span(byGroup[g])
         }
-        return spans.map { span in span.flatMap { key, start, end in change(key, from: start, to: end) }.coalesced() }
+        return spans.map { rows in rows.flatMap { changes($0) }.coalesced().deletesFirst() }
     }
 
     // MARK: Changes
+
+    /// The changes of one touched row: the difference of its states, or, where a key change
+    /// moved the object that started or ended here, the start's delete (linked to the key the
+    /// object moved to) and the end's insert (linked to the key it moved from).
+    private func changes(_ span: StateWalk.Span) -> [RecordedChange] {
+        guard span.movedFrom != nil || span.movedTo != nil, let table = tables[span.key.table], table.kind == .entity else {
+            return change(span.key, from: span.start, to: span.end)
+        }
+        var changes: [RecordedChange] = []
+        if var gone = entityChange(table, key: span.key.key, from: span.start, to: nil) {
+            gone.movedKey = span.movedTo?.key.integerValue
+            changes.append(gone)
+        }
+        if var came = entityChange(table, key: span.key.key, from: nil, to: span.end) {
+            came.movedKey = span.movedFrom?.key.integerValue
+            changes.append(came)
+        }
+        return changes
+    }
 
     private func change(_ key: RowKey, from start: [AttributeValue]?, to end: [AttributeValue]?) -> [RecordedChange] {
         guard let table = tables[key.table] else { return [] }
@@ -118,6 +140,13 @@ struct ForeignFold {
 }
 
 extension Array where Element == RecordedChange {
+    /// A transaction that moved a key lists its deletes first (in order), so that one applying
+    /// it in order (a replica) frees each key, and each unique value, before an insert takes it.
+    func deletesFirst() -> [RecordedChange] {
+        guard contains(where: { $0.movedKey != nil }) else { return self }
+        return filter { $0.type == .delete } + filter { $0.type != .delete }
+    }
+
     /// One change per object: memberships join the object's insert or update.
     func coalesced() -> [RecordedChange] {
         var result: [RecordedChange] = []

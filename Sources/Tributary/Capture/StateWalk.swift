@@ -4,6 +4,17 @@
 struct StateWalk {
     typealias RowKey = ForeignFold.RowKey
 
+    /// One row a transaction touched: its states at the transaction's start and end, and
+    /// where key changes took it: `movedFrom` is the key the row that ends here started at,
+    /// `movedTo` the key the row that starts here ended at (nil unless a key change moved it).
+    struct Span {
+        let key: RowKey
+        let start: [AttributeValue]?
+        let end: [AttributeValue]?
+        var movedFrom: RowKey?
+        var movedTo: RowKey?
+    }
+
     let fold: ForeignFold
     let db: Connection
     /// The states known so far at the walk's current point (nil inside: absent).
@@ -11,6 +22,9 @@ struct StateWalk {
     /// New key → old key of a key change, for the same statement's column updates the
     /// walk meets after it (SQLite fires the triggers of one update in no set order).
     private var moved: [RowKey: RowKey] = [:]
+    /// Within a transaction's walk: the key each row present at the walk's point has at the
+    /// transaction's end, by its key at that point (a row inserted later has none).
+    private var endKeys: [RowKey: RowKey] = [:]
     /// The columns each captured table has now, by table ID (read once per walk).
     private var present: [Int: Set<String>] = [:]
 
@@ -20,17 +34,28 @@ struct StateWalk {
     }
 
     /// Walks back over one transaction's rows: each row it touched, in order of first
-    /// touch, with its state at the transaction's start and end.
-    mutating func span(_ rows: [CaptureLogRow]) throws -> [(RowKey, start: [AttributeValue]?, end: [AttributeValue]?)] {
+    /// touch, with its state at the transaction's start and end and the keys it moved between.
+    mutating func span(_ rows: [CaptureLogRow]) throws -> [Span] {
         var order: [RowKey] = []
         var seen = Set<RowKey>()
         for row in rows { for key in keys(of: row) where seen.insert(key).inserted { order.append(key) } }
         var ends: [RowKey: [AttributeValue]?] = [:]
+        endKeys.removeAll()
         for row in rows.reversed() {
-            for key in keys(of: row) where ends.index(forKey: key) == nil { ends[key] = .some(try state(key)) }
+            for key in keys(of: row) where ends.index(forKey: key) == nil {
+                let end = try state(key)
+                ends[key] = .some(end)
+                if end != nil { endKeys[key] = key }
+            }
             try apply(row)
         }
-        return try order.map { key in (key, try state(key), ends[key] ?? nil) }
+        var spans: [RowKey: Span] = [:]
+        for key in order { spans[key] = Span(key: key, start: try state(key), end: ends[key] ?? nil) }
+        for (start, end) in endKeys where start != end {
+            spans[start]?.movedTo = end
+            spans[end]?.movedFrom = start
+        }
+        return order.compactMap { spans[$0] }
     }
 
     private func keys(of row: CaptureLogRow) -> [RowKey] {
@@ -52,6 +77,7 @@ struct StateWalk {
             return
         case .insert:
             set(key, nil)
+            endKeys[key] = nil
         case .update:
             var target = key
             if try state(key) == nil, let old = moved[key] { target = old }
@@ -64,10 +90,11 @@ struct StateWalk {
             set(old, try state(key) ?? Array(repeating: .null, count: width))
             set(key, nil)
             moved[key] = old
+            if let end = endKeys.removeValue(forKey: key) { endKeys[old] = end }
         case .delete:
             set(key, table.kind == .join ? [] : logged)
         case .replaced:
-            // Logged before an insert: the row went only if it is absent right after.
+            // Logged before an insert or a key change: the row went only if it is absent right after.
             if try state(key) == nil { set(key, logged) }
         }
     }

@@ -40,9 +40,27 @@ public struct HistoryChangeView {
     /// the store's history through this transaction was not rewritten. Nil when the store's
     /// history is not chained.
     public internal(set) var chainHash: [UInt8]?
+    /// The other key of a key change (``movedFrom``, ``movedTo``).
+    var movedKey: Int64?
 
     /// The object changed.
     public var objectID: ObjectID { ObjectID(storeID: storeID, entityName: entityName, primaryKey: primaryKey) }
+
+    /// For an insert that continues an object another program moved to a new primary key, the
+    /// object's ID before (`PersistentHistoryChange.movedFrom`); nil otherwise.
+    ///
+    /// ```swift
+    /// if let old = change.movedFrom { index.rekey(old, to: change.objectID) }
+    /// ```
+    public var movedFrom: ObjectID? { changeType == .insert ? movedObjectID : nil }
+
+    /// For a delete of an object another program moved to a new primary key, the object's ID
+    /// after (`PersistentHistoryChange.movedTo`); nil otherwise.
+    public var movedTo: ObjectID? { changeType == .delete ? movedObjectID : nil }
+
+    private var movedObjectID: ObjectID? {
+        movedKey.map { ObjectID(storeID: storeID, entityName: entityName, primaryKey: $0) }
+    }
 
     /// Calls `body` with each property's name and its values before and after
     /// (nil where they do not apply or are excluded from history). Membership changes
@@ -113,6 +131,6 @@ public struct HistoryChangeView {
     public func copy() throws -> PersistentHistoryChange {
         var reader = ByteReader(bytes: payload, offset: propertiesOffset)
         let properties = try HistoryPayload.decodeProperties(&reader, count: propertyCount, names: names, storeID: storeID)
-        return PersistentHistoryChange(token: token, index: index, changedObjectID: objectID, changeType: changeType, properties: properties)
+        return PersistentHistoryChange(token: token, index: index, changedObjectID: objectID, changeType: changeType, properties: properties, movedKey: movedKey)
     }
 }

@@ -31,12 +31,12 @@ import Foundation
         guard !bytes.isEmpty else { return }
         var reader = start
         for index in 0..<(try reader.count()) {
-            let (type, entity, key, propertyCount) = try HistoryPayload.changeHeader(&reader, names: names)
+            let header = try HistoryPayload.changeHeader(&reader, names: names)
             let offset = reader.offset
-            try HistoryPayload.skipProperties(&reader, count: propertyCount)
-            let view = HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: propertyCount, storeID: storeID,
+            try HistoryPayload.skipProperties(&reader, count: header.propertyCount)
+            let view = HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: header.propertyCount, storeID: storeID,
                                          token: token, timestamp: Date(timeIntervalSince1970: 0), author: nil, contextName: nil, reason: nil,
-                                         index: index, changeType: type, entityName: entity, primaryKey: key)
+                                         index: index, changeType: header.type, entityName: header.entity, primaryKey: header.key, movedKey: header.movedKey)
             try view.forEachProperty { _, _, _ in }
             try view.forEachStoredProperty { _ in }
             _ = try view.copy()

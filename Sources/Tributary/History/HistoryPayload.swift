@@ -5,13 +5,28 @@ import Foundation
 /// decodes without the model.
 ///
 /// Layout: a string table (entity and property names), then each change:
-/// type, entity, primary key, properties; each property: name, flags, values
-/// or added/removed keys. Integers are LEB128 varints (zigzag for signed).
+/// type, entity, primary key, the moved key when the type byte has ``movedFlag``,
+/// properties; each property: name, flags, values or added/removed keys. Integers are
+/// LEB128 varints (zigzag for signed).
 struct HistoryPayload {
     static let rawMarker: UInt8 = 1
     static let zstdMarker: UInt8 = 2
     /// Payloads smaller than this are stored uncompressed.
     static let compressionThreshold = 96
+
+    /// Set on a change's type byte when the other key of a key change follows its primary
+    /// key (``RecordedChange/movedKey``); history format 6. Payloads written before never set
+    /// it, so they decode as they did.
+    static let movedFlag: UInt8 = 0x80
+
+    /// A change's header as stored: type, entity, key, moved key and property count.
+    struct ChangeHeader {
+        let type: PersistentHistoryChangeType
+        let entity: String
+        let key: Int64
+        let movedKey: Int64?
+        let propertyCount: Int
+    }
 
     enum ValueTag: UInt8 {
         case null = 0, integer, double, text, blob, boolTrue, boolFalse, date, uuid, objectID
@@ -29,9 +44,11 @@ struct HistoryPayload {
 
     /// Appends one change in the payload format, interning its names.
     static func encodeChange(_ change: RecordedChange, into body: inout ByteWriter, names: inout NameTable) {
-        body.byte(change.type == .insert ? 0 : change.type == .update ? 1 : 2)
+        let type: UInt8 = change.type == .insert ? 0 : change.type == .update ? 1 : 2
+        body.byte(change.movedKey == nil ? type : type | movedFlag)
         body.varint(UInt64(names.intern(change.entity)))
         body.signed(change.primaryKey)
+        if let moved = change.movedKey { body.signed(moved) }
         body.varint(UInt64(change.properties.count))
         for property in change.properties {
             body.varint(UInt64(names.intern(property.name)))
@@ -90,17 +107,10 @@ struct HistoryPayload {
 
     /// Decodes one change of a payload body (no string table) back into recorded form.
     static func decodeChange(_ reader: inout ByteReader, names: [String]) throws -> RecordedChange {
-        let typeByte = try reader.byte()
-        guard typeByte <= 2 else { throw damaged() }
-        func name() throws -> String {
-            let i = try reader.count()
-            guard i < names.count else { throw damaged() }
-            return names[i]
-        }
-        let entity = try name()
-        let key = try reader.signed()
-        var change = RecordedChange(type: typeByte == 0 ? .insert : typeByte == 1 ? .update : .delete, entity: entity, primaryKey: key, properties: [])
-        for _ in 0..<(try reader.count()) {
+        let header = try changeHeader(&reader, names: names)
+        func name() throws -> String { try Self.name(&reader, names) }
+        var change = RecordedChange(type: header.type, entity: header.entity, primaryKey: header.key, properties: [], movedKey: header.movedKey)
+        for _ in 0..<header.propertyCount {
             var property = RecordedChange.Property(name: try name())
             let flags = Flags(rawValue: try reader.byte())
             property.excluded = flags.contains(.excluded)
@@ -137,14 +147,16 @@ struct HistoryPayload {
         return (bytes, names, reader)
     }
 
-    /// A change's header: type, entity, key and property count.
-    static func changeHeader(_ reader: inout ByteReader, names: [String]) throws -> (PersistentHistoryChangeType, String, Int64, Int) {
+    /// A change's header: type, entity, key, moved key and property count.
+    static func changeHeader(_ reader: inout ByteReader, names: [String]) throws -> ChangeHeader {
         let typeByte = try reader.byte()
-        guard typeByte <= 2 else { throw damaged() }
-        let type: PersistentHistoryChangeType = typeByte == 0 ? .insert : typeByte == 1 ? .update : .delete
+        let plain = typeByte & ~movedFlag
+        guard plain <= 2 else { throw damaged() }
+        let type: PersistentHistoryChangeType = plain == 0 ? .insert : plain == 1 ? .update : .delete
         let entity = try name(&reader, names)
         let key = try reader.signed()
-        return (type, entity, key, try reader.count())
+        let moved = typeByte & movedFlag != 0 ? try reader.signed() : nil
+        return ChangeHeader(type: type, entity: entity, key: key, movedKey: moved, propertyCount: try reader.count())
     }
 
     /// A property's name and flags.
@@ -207,13 +219,15 @@ struct HistoryPayload {
         let changeCount = try reader.count()
         var changes: [PersistentHistoryChange] = []
         for index in 0..<changeCount {
-            let (type, entity, key, propertyCount) = try changeHeader(&reader, names: names)
-            guard filter(entity, type) else {
-                try skipProperties(&reader, count: propertyCount)
+            let header = try changeHeader(&reader, names: names)
+            guard filter(header.entity, header.type) else {
+                try skipProperties(&reader, count: header.propertyCount)
                 continue
             }
-            let properties = try decodeProperties(&reader, count: propertyCount, names: names, storeID: storeID)
-            changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: entity, primaryKey: key), changeType: type, properties: properties))
+            let properties = try decodeProperties(&reader, count: header.propertyCount, names: names, storeID: storeID)
+            changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: header.entity, primaryKey: header.key),
+                                                   changeType: header.type, properties: properties,
+                                                   movedKey: header.movedKey))
         }
         return changes
     }

@@ -22,8 +22,11 @@ enum HistorySchema {
     /// before (``HistoryChain``): an older Tributary would write transactions without it.
     /// Format 4 adds the object timeline index (``ObjectTimelineIndex``), which an older
     /// Tributary would not keep. Format 5 adds schema history (``SchemaHistory``): an older
-    /// Tributary would migrate the model without recording it.
-    static let formatVersion = 5
+    /// Tributary would migrate the model without recording it. Format 6 links the delete and
+    /// the insert of a key another program changed (``HistoryPayload/movedFlag``): an older
+    /// Tributary would read such a change as damaged. It adds no table: an older store is
+    /// upgraded by its number alone.
+    static let formatVersion = 6
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"
@@ -114,7 +117,8 @@ enum HistorySchema {
     /// commit reads its overflow pages: new stores put them before it) and, unless `chain`
     /// is false, every kept transaction hashed into the chain; from before 4, unless
     /// `objectIndex` is false, the object timeline index built from the kept history; from
-    /// before 5, the schema history table (its baseline is written by the caller, which knows the model).
+    /// before 5, the schema history table (its baseline is written by the caller, which knows the model);
+    /// to 6, nothing but the number (older payloads decode as they did).
     private static func upgrade(from stored: Int, on db: Connection, chain: Bool, objectIndex: Bool) throws {
         if stored < 3 { try addChain(on: db, chain: chain) }
         if stored < 4 && objectIndex { try ObjectTimelineIndex.build(on: db) }

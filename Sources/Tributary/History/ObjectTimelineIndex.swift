@@ -205,9 +205,9 @@ enum ObjectTimelineIndex {
         guard !bytes.isEmpty else { return entries }
         var reader = start
         for _ in 0..<(try reader.count()) {
-            let (_, entity, key, propertyCount) = try HistoryPayload.changeHeader(&reader, names: names)
-            try HistoryPayload.skipProperties(&reader, count: propertyCount)
-            entries.add(entityName: entity, key: key)
+            let header = try HistoryPayload.changeHeader(&reader, names: names)
+            try HistoryPayload.skipProperties(&reader, count: header.propertyCount)
+            entries.add(entityName: header.entity, key: header.key)
         }
         return entries
     }

@@ -76,12 +76,39 @@ public struct PersistentHistoryChange: Sendable, Equatable {
     public let changeType: PersistentHistoryChangeType
     /// The properties, in model order: all for inserts and deletes, the updated ones for updates.
     public let properties: [PropertyChange]
+    /// The other key of a key change (``movedFrom``, ``movedTo``).
+    var movedKey: Int64?
 
     /// A unique, ordered ID: the token's value and the index.
     public var changeID: String { "\(token.value).\(index)" }
 
     /// The entity's name.
     public var entityName: String { changedObjectID.entityName }
+
+    /// For an insert that continues an object another program moved to a new primary key,
+    /// the object's ID before the move; nil otherwise. The same transaction deletes that ID,
+    /// and the delete's ``movedTo`` names this change's object.
+    ///
+    /// ```swift
+    /// // sqlite3: UPDATE counters SET id = 7 WHERE id = 1
+    /// for change in transaction.changes {
+    ///     if let old = change.movedFrom { print("\(old) is now \(change.changedObjectID)") }   // counters/p1 is now counters/p7
+    /// }
+    /// ```
+    public var movedFrom: ObjectID? { changeType == .insert ? movedObjectID : nil }
+
+    /// For a delete of an object another program moved to a new primary key, the object's ID
+    /// after the move; nil otherwise (the object is gone). The same transaction inserts that
+    /// ID, and the insert's ``movedFrom`` names this change's object.
+    ///
+    /// ```swift
+    /// if change.changeType == .delete, let new = change.movedTo { cache.rekey(change.changedObjectID, to: new) }
+    /// ```
+    public var movedTo: ObjectID? { changeType == .delete ? movedObjectID : nil }
+
+    private var movedObjectID: ObjectID? {
+        movedKey.map { ObjectID(storeID: changedObjectID.storeID, entityName: changedObjectID.entityName, primaryKey: $0) }
+    }
 
     /// For updates, the properties that changed (Core Data's `updatedProperties`).
     public var updatedProperties: [PropertyChange] { changeType == .update ? properties : [] }

@@ -38,8 +38,14 @@ extension PersistentHistoryTransaction {
 }
 
 extension PersistentHistoryChange {
-    /// Writes the change as a JSON object: `entity`, `objectID`, `type`, then `after`
-    /// (insert), `updatedProperties` with `before` and `after` (update) or `before` (delete).
+    /// Writes the change as a JSON object: `entity`, `objectID`, `type`, `movedFrom` (an insert
+    /// continuing a moved object, ``movedFrom``) or `movedTo` (a delete of one, ``movedTo``)
+    /// when set, then `after` (insert), `updatedProperties` with `before` and `after` (update)
+    /// or `before` (delete).
+    ///
+    /// ```swift
+    /// // {"entity":"counters","objectID":"tributary://…/counters/p7","type":"insert","movedFrom":"tributary://…/counters/p1","after":{…}}
+    /// ```
     public func writeJSON(to json: inout JSONWriter, includeTransaction: Bool) {
         json.object { o in
             if includeTransaction {
@@ -49,8 +55,20 @@ extension PersistentHistoryChange {
             o.field("entity", entityName)
             o.field("objectID", .objectID(changedObjectID))
             o.field("type", changeType.rawValue)
+            Self.writeMove(movedFrom: movedFrom, movedTo: movedTo, to: &o)
             Self.writeValues(properties, of: changeType, omittingExcludedValues: false, to: &o)
         }
+    }
+
+    /// Writes `"movedFrom"` and `"movedTo"` (object ID URIs) into the open object `o` when set,
+    /// as `history --json` and the change-stream encodings do.
+    ///
+    /// ```swift
+    /// json.object { o in PersistentHistoryChange.writeMove(movedFrom: change.movedFrom, movedTo: change.movedTo, to: &o) }
+    /// ```
+    public static func writeMove(movedFrom: ObjectID?, movedTo: ObjectID?, to o: inout JSONWriter) {
+        if let movedFrom { o.field("movedFrom", .objectID(movedFrom)) }
+        if let movedTo { o.field("movedTo", .objectID(movedTo)) }
     }
 
     /// Writes a change's values into the open object `o`, as `history --json` and the

@@ -156,13 +156,14 @@ extension PersistentStoreCoordinator {
             guard !bytes.isEmpty else { return }
             let count = try reader.count()
             for index in 0..<count {
-                let (type, entity, key, propertyCount) = try HistoryPayload.changeHeader(&reader, names: names)
+                let header = try HistoryPayload.changeHeader(&reader, names: names)
                 let offset = reader.offset
-                try HistoryPayload.skipProperties(&reader, count: propertyCount)
-                guard filter.accepts(entity: entity, type: type), objectKeys.isEmpty || objectKeys.contains("\(entity)/\(key)") else { continue }
-                try body(HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: propertyCount, storeID: storeID,
+                try HistoryPayload.skipProperties(&reader, count: header.propertyCount)
+                guard filter.accepts(entity: header.entity, type: header.type), objectKeys.isEmpty || objectKeys.contains("\(header.entity)/\(header.key)") else { continue }
+                try body(HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: header.propertyCount, storeID: storeID,
                                            token: token, timestamp: timestamp, author: author, contextName: contextName, reason: reason,
-                                           index: index, changeType: type, entityName: entity, primaryKey: key, chainHash: chainHash))
+                                           index: index, changeType: header.type, entityName: header.entity, primaryKey: header.key,
+                                           chainHash: chainHash, movedKey: header.movedKey))
             }
         }
     }

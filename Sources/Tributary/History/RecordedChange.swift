@@ -20,4 +20,8 @@ struct RecordedChange {
     var entity: String
     var primaryKey: Int64
     var properties: [Property]
+    /// The other key of a key change (another program's `UPDATE t SET id = 7 WHERE id = 1`):
+    /// on the insert at the new key, the key the object moved from; on the delete at the old
+    /// key, the key it moved to. Nil for every other change.
+    var movedKey: Int64?
 }

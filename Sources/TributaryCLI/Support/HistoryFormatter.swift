@@ -23,7 +23,7 @@ enum HistoryFormatter {
             switch change.changeType {
             case .insert:
                 let values = change.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded }.map { "\($0.name)=\(show($0.after))" }
-                lines.append("  + insert \(object)  \(values.joined(separator: "  "))")
+                lines.append("  + insert \(object)\(moved("from", change.movedFrom))  \(values.joined(separator: "  "))")
             case .update:
                 lines.append("  ~ update \(object)")
                 for property in change.properties {
@@ -39,7 +39,7 @@ enum HistoryFormatter {
                 }
             case .delete:
                 let values = change.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded }.map { "\($0.name)=\(show($0.before))" }
-                lines.append("  - delete \(object)  \(values.joined(separator: "  "))")
+                lines.append("  - delete \(object)\(moved("to", change.movedTo))  \(values.joined(separator: "  "))")
             }
         }
         if shown < transaction.changes.count {
@@ -48,13 +48,22 @@ enum HistoryFormatter {
         return lines
     }
 
-    /// One line: token, time, author, context and the changes counted by type
-    /// (`1042-6f9619ff  2024-05-01T12:00:00Z  importer  import  3 inserts, 1 update`).
+    /// ` (moved from Entity/p1)`: where a key change took the object (`direction` "from" or
+    /// "to"), empty when none did.
+    private static func moved(_ direction: String, _ id: ObjectID?) -> String {
+        id.map { " (moved \(direction) \($0.entityName)/p\($0.primaryKey))" } ?? ""
+    }
+
+    /// One line: token, time, author, context and the changes counted by type, then the key
+    /// changes among them (`1042-6f9619ff  2024-05-01T12:00:00Z  importer  import  3 inserts, 1 update`;
+    /// `…  1 insert, 1 delete, 1 key change`).
     static func oneline(_ transaction: PersistentHistoryTransaction) -> String {
         var counts: [PersistentHistoryChangeType: Int] = [:]
         for change in transaction.changes { counts[change.changeType, default: 0] += 1 }
         let types: [(PersistentHistoryChangeType, String)] = [(.insert, "insert"), (.update, "update"), (.delete, "delete")]
-        let parts = types.compactMap { type, noun in counts[type].map { Plural.counted($0, noun) } }
+        var parts = types.compactMap { type, noun in counts[type].map { Plural.counted($0, noun) } }
+        let moves = transaction.changes.filter { $0.movedFrom != nil }.count
+        if moves > 0 { parts.append(Plural.counted(moves, "key change")) }
         let text = transaction.schemaChange.map { "schema: " + TerminalText.escaped($0.changes.joined(separator: "; ")) } ?? (parts.isEmpty ? "no changes" : parts.joined(separator: ", "))
         let reason = transaction.reason.flatMap { $0.isEmpty ? nil : "  (\(TerminalText.escaped($0)))" } ?? ""
         return "\(transaction.token)  \(ISO8601.string(from: transaction.timestamp))  \(escaped(transaction.author))  \(escaped(transaction.contextName))  \(text)\(reason)"

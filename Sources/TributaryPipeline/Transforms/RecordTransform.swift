@@ -58,7 +58,10 @@ public struct RecordTransform: Sendable {
             record.properties.removeAll { Self.matches($0.name, entity, names) }
         case .rename(let names):
             if let name = names[record.entityName] {
-                record.objectID = ObjectID(storeID: record.objectID.storeID, entityName: name, primaryKey: record.objectID.primaryKey)
+                func renamed(_ id: ObjectID) -> ObjectID { ObjectID(storeID: id.storeID, entityName: name, primaryKey: id.primaryKey) }
+                record.objectID = renamed(record.objectID)
+                record.movedFrom = record.movedFrom.map(renamed)
+                record.movedTo = record.movedTo.map(renamed)
             }
         case .redact(let names):
             record.properties = record.properties.map { property in

@@ -6,7 +6,11 @@ import Tributary
 /// properties it changed), `source` (connector `tributary`, store, entity as `table`, token,
 /// `ts_ms` = commit time, `snapshot`), `op` (c, u, d, r), `ts_ms` = export time (so
 /// `ts_ms - source.ts_ms` is the lag), and `transaction` (`id`, `total_order`,
-/// `data_collection_order`; null for snapshot reads, as in Debezium).
+/// `data_collection_order`; null for snapshot reads, as in Debezium). A primary key another
+/// program changed is, as in Debezium, a delete of the old key and a create of the new one,
+/// linked as Debezium links them in message headers: the delete carries
+/// `"__debezium.newkey":{"_pk":7}`, the create `"__debezium.oldkey":{"_pk":1}` (this
+/// encoding has no headers, so they are fields of the envelope; there is no tombstone).
 ///
 /// ```swift
 /// var encoder = DebeziumEncoder(clock: { Date() })
@@ -95,8 +99,17 @@ public struct DebeziumEncoder: RecordEncoder {
                     t.field("data_collection_order", .integer(Int64(entityOrder)))
                 }
             }
+            Self.writeKeyLink("__debezium.oldkey", record.movedFrom, to: &o)
+            Self.writeKeyLink("__debezium.newkey", record.movedTo, to: &o)
         }
         buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)
+    }
+
+    /// The key of the other side of a key change, as Debezium's header of that name holds it.
+    private static func writeKeyLink(_ name: String, _ id: ObjectID?, to o: inout JSONWriter) {
+        guard let id else { return }
+        o.key(name)
+        o.object { key in key.field("_pk", .integer(id.primaryKey)) }
     }
 }

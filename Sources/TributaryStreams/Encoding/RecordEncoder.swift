@@ -52,12 +52,14 @@ public enum StreamFormat: String, Sendable, Codable, CaseIterable {
 
 /// The fields every encoding shares: what happened to which object, with values.
 enum RecordBody {
-    /// Writes `entity`, `objectID`, `type`, then `after` and `relationships` (insert, read),
-    /// `updatedProperties` (update) or `before` (delete), and `excluded`, as `history --json` does.
+    /// Writes `entity`, `objectID`, `type`, `movedFrom` or `movedTo` when set, then `after` and
+    /// `relationships` (insert, read), `updatedProperties` (update) or `before` (delete), and
+    /// `excluded`, as `history --json` does.
     static func write(_ record: StreamRecord, texts: inout RecordTexts, to o: inout JSONWriter) {
         o.field("entity", record.entityName)
         o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
+        PersistentHistoryChange.writeMove(movedFrom: record.movedFrom, movedTo: record.movedTo, to: &o)
         let type: PersistentHistoryChangeType
         switch record.operation {
         case .create, .read: type = .insert

@@ -60,6 +60,18 @@ public struct StreamRecord: Sendable, Equatable {
     /// The properties: `after` for inserts and reads, `before` and `after` for updates,
     /// `before` for deletes; to-many membership changes as `added`/`removed`.
     public var properties: [PropertyChange]
+    /// For an insert continuing an object another program moved to a new primary key, the
+    /// object's ID before (`PersistentHistoryChange.movedFrom`); nil otherwise. Native and
+    /// CloudEvents records carry it as `movedFrom`, Debezium's as `__debezium.oldkey`.
+    ///
+    /// ```swift
+    /// if let old = record.movedFrom { print("\(old.uriRepresentation) is now \(record.objectID.uriRepresentation)") }
+    /// ```
+    public var movedFrom: ObjectID?
+    /// For a delete of an object another program moved to a new primary key, the object's ID
+    /// after (`PersistentHistoryChange.movedTo`); nil otherwise. Native and CloudEvents records
+    /// carry it as `movedTo`, Debezium's as `__debezium.newkey`.
+    public var movedTo: ObjectID?
     /// The chain hash of the record's transaction (`HistoryChangeView.chainHash`), on the
     /// record that completes its transaction in a pipeline's delivery and nil on the others: a
     /// hash at token T vouches for the history through T, so a sink records it only once every
@@ -87,6 +99,8 @@ public struct StreamRecord: Sendable, Equatable {
         self.init(position: StreamPosition(token: change.token.value, index: change.index), storeID: change.changedObjectID.storeID,
                   timestamp: timestamp, author: author, contextName: contextName,
                   operation: StreamOperation(change.changeType), objectID: change.changedObjectID, properties: change.properties, reason: reason)
+        movedFrom = change.movedFrom
+        movedTo = change.movedTo
     }
 
     /// The record of the history change `view` reads in place, without the properties
@@ -100,6 +114,8 @@ public struct StreamRecord: Sendable, Equatable {
         self.init(position: StreamPosition(token: view.token.value, index: view.index), storeID: change.changedObjectID.storeID, timestamp: view.timestamp,
                   author: view.author, contextName: view.contextName, operation: StreamOperation(view.changeType), objectID: change.changedObjectID,
                   properties: Self.keeping(change.properties, of: view.entityName, excluding: excluded), reason: view.reason)
+        movedFrom = change.movedFrom
+        movedTo = change.movedTo
     }
 
     /// The record (op `r`) of a snapshot object at `position`, read at `timestamp`.

@@ -33,7 +33,7 @@ final class ReplayLayout: Sendable {
 /// The fast path of replay for native inserts and reads: scans the record's bytes once,
 /// straight into a column-ordered row of the entity's attributes, without building a
 /// dictionary per record or a `String` per key. Anything else (updates, deletes,
-/// relationships, escaped keys, unexpected shapes, bad values) returns nil, and the caller
+/// relationships, moves, escaped keys, unexpected shapes, bad values) returns nil, and the caller
 /// parses the record the general way, which gives the same change or the same error.
 ///
 /// ```swift
@@ -130,6 +130,7 @@ private enum NativeKey {
     static let timestamp = Array("timestamp".utf8)
     static let after = Array("after".utf8)
     static let relationships = Array("relationships".utf8)
+    static let movedFrom = Array("movedFrom".utf8)
     static let insert = Array("insert".utf8)
     static let read = Array("read".utf8)
 }
@@ -202,7 +203,7 @@ extension RecordJSONParser {
                 layout = entity
                 row = Array(repeating: .null, count: entity.names.count)
                 guard try scanValues(entity, into: &row, given: &given, ids: ids) else { return nil }
-            } else if sameBytes(key, NativeKey.relationships) {
+            } else if sameBytes(key, NativeKey.relationships) || sameBytes(key, NativeKey.movedFrom) {
                 return nil
             } else {
                 try skipValue()

@@ -45,6 +45,16 @@ public struct ReplayChange: Sendable {
     public var added: [String: [ObjectID]] = [:]
     /// To-many links removed, by relationship.
     public var removed: [String: [ObjectID]] = [:]
+    /// For an insert continuing an object another program moved to a new primary key, the
+    /// object's key before (`StreamRecord.movedFrom`; the entity is the same); nil otherwise.
+    ///
+    /// ```swift
+    /// if let old = change.movedFromKey { print("\(change.entityName) \(old) is now \(change.primaryKey)") }
+    /// ```
+    public var movedFromKey: Int64?
+    /// For a delete of an object another program moved to a new primary key, the object's key
+    /// after (`StreamRecord.movedTo`); nil otherwise.
+    public var movedToKey: Int64?
 
     /// Parses a record line of `format`, converting values to `model`'s attribute types.
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
@@ -91,6 +101,8 @@ public struct ReplayChange: Sendable {
         guard let dash = tokenText.utf8.firstIndex(of: 0x2D), let value = Int64(tokenText[..<dash]) else { throw Self.bad("'\(tokenText)' is not a token") }
         token = value
         if case .string(let time)? = record["timestamp"] { timestamp = ISO8601.date(from: time) }
+        movedFromKey = try Self.movedKey(record["movedFrom"], of: entity.name, ids: ids)
+        movedToKey = try Self.movedKey(record["movedTo"], of: entity.name, ids: ids)
         switch operation {
         case .create, .read:
             if case .object(let after)? = record["after"] {
@@ -133,6 +145,8 @@ public struct ReplayChange: Sendable {
         }
         guard case .integer(let key)? = row["_pk"] else { throw Self.bad("a Debezium row has no _pk") }
         primaryKey = key
+        movedFromKey = try Self.debeziumKey(record["__debezium.oldkey"])
+        movedToKey = try Self.debeziumKey(record["__debezium.newkey"])
         guard operation != .delete else { return }
         for (name, value) in row where name != "_pk" {
             if let relationship = entity.relationship(named: name), relationship.isToMany {
@@ -192,6 +206,24 @@ public struct ReplayChange: Sendable {
             throw TributaryError(.typeMismatch, "'\(name)' holds \(value) where a \(type.rawValue) belongs", hint: "the stream was not written by tributary export, or was edited")
         }
         return converted
+    }
+
+    /// The key of a native `movedFrom` or `movedTo` (an object ID of the same entity); nil when absent.
+    private static func movedKey(_ value: JSONValue?, of entity: String, ids: ObjectIDReader) throws -> Int64? {
+        guard let value, value != .null else { return nil }
+        guard case .string(let uri) = value, let id = ids.read(uri), id.entityName == entity else {
+            throw bad("a record's movedFrom or movedTo is not an object ID of its entity")
+        }
+        return id.primaryKey
+    }
+
+    /// The key of a Debezium `__debezium.oldkey` or `__debezium.newkey` (`{"_pk": 7}`); nil when absent.
+    private static func debeziumKey(_ value: JSONValue?) throws -> Int64? {
+        guard let value, value != .null else { return nil }
+        guard case .object(let fields) = value, case .integer(let key)? = fields["_pk"] else {
+            throw bad("a Debezium record's __debezium.oldkey or __debezium.newkey has no _pk")
+        }
+        return key
     }
 
     static func bad(_ message: String) -> TributaryError {

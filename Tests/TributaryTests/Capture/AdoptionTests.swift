@@ -107,9 +107,12 @@ import TributaryTestSupport
         // INSERT OR REPLACE on a table keyed by its rowid: the old row goes, a new row (a new rowid) comes.
         #expect(properties(find("tags", .delete, 1))["color"]?.before == .string("#f00"), "the row REPLACE removed is recorded")
         #expect(properties(find("tags", .insert, 3))["color"]?.after == .string("#e00"))
-        // A key change: the row under its old key goes, under its new key it comes, with its values.
+        // A key change: the row under its old key goes, under its new key it comes, with its
+        // values, each change naming the other's object.
         #expect(properties(find("counters", .delete, 1))["hits"]?.before == .integer(0))
         #expect(properties(find("counters", .insert, 7))["hits"]?.after == .integer(1))
+        #expect(find("counters", .delete, 1)?.movedTo == find("counters", .insert, 7)?.changedObjectID)
+        #expect(find("counters", .insert, 7)?.movedFrom == find("counters", .delete, 1)?.changedObjectID && find("counters", .insert, 7)?.movedFrom != nil)
         #expect(properties(find("memberships", .delete, 1))["tag"]?.before == .string("red"))
         let python = transactions[1]
         #expect(python.changes.first?.changeType == .insert && properties(python.changes.first)["body"]?.after == .string("from python"))

@@ -137,7 +137,7 @@ import TributaryTestSupport
         #expect(value(transaction.changes.first, "color")?.after == .string("black"))
     }
 
-    @Test func aKeyChangeIsADeleteAndAnInsertAndEmptyValuesAndBlobsKeepTheirKind() throws {
+    @Test func aKeyChangeIsALinkedDeleteAndInsertAndEmptyValuesAndBlobsKeepTheirKind() throws {
         let coordinator = try open()
         try Fixtures.seedBlog(coordinator, posts: 1)
         let start = try coordinator.currentPersistentHistoryToken()
@@ -156,6 +156,8 @@ import TributaryTestSupport
         #expect(change(moved, "Tag", .insert)?.changedObjectID.primaryKey == 900)
         #expect(value(change(moved, "Tag", .insert), "color")?.after == .string(""))
         #expect(value(change(moved, "Tag", .delete), "color")?.before == .string("gray"))
+        #expect(change(moved, "Tag", .insert)?.movedFrom != nil && change(moved, "Tag", .insert)?.movedFrom == change(moved, "Tag", .delete)?.changedObjectID)
+        #expect(change(moved, "Tag", .delete)?.movedTo?.primaryKey == 900)
     }
 
     @Test func linksWrittenThroughAJoinTableAreMembershipChangesOnBothSides() throws {
