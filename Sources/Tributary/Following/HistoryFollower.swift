@@ -105,11 +105,15 @@ package struct HistoryFollower: Sendable {
                 step.count += 1
                 step.newest = (token, index)
             }
-            let schemaHandler: ((SchemaChangeEvent) throws -> Void)? = schema.map { schema in
-                { event in try hand(event.token.value, 0) { try schema(event) } }
+            func handSchema(_ event: SchemaChangeEvent) throws {
+                if let schema { try hand(event.token.value, 0) { try schema(event) } }
             }
-            try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter), schema: schemaHandler) { view in
-                try hand(view.token.value, view.index) { try body(view) }
+            // Not escaping: a closure that escaped with `step` would box it, and every change
+            // would pay for the box's exclusivity checks.
+            try withoutActuallyEscaping(handSchema) { handSchema in
+                try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter), schema: schema == nil ? nil : handSchema) { view in
+                    try hand(view.token.value, view.index) { try body(view) }
+                }
             }
         } catch is EnoughRead {
             step.caughtUp = false
