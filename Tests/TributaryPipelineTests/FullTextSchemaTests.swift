@@ -62,3 +62,52 @@ import TributaryTestSupport
         #expect(try index.documents().count == 5)
     }
 }
+
+extension FullTextSchemaTests {
+    /// An entity renamed through `tributary migrate`: the pipeline stops at the rename (its
+    /// file names the old entity); once the file names the new one, the index gives the old
+    /// entity's documents to it, so they are updated in place and found under the new name.
+    @Test func aRenamedEntityKeepsItsDocumentsOnceThePipelineNamesIt() async throws {
+        let dir = TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("blog.sqlite")
+        let indexPath = dir.path("search.sqlite")
+        func pipeline(_ entity: String) throws -> PipelineFile {
+            try PipelineFixtures.pipeline("name: search\nsource: {store: \(url.path), snapshot: true}\non_schema_change: apply\nsinks:\n  - type: fts\n    path: \(indexPath)\n    entities: {\(entity): all}\n")
+        }
+        let ids: [ObjectID]
+        do {
+            let store = try PipelineFixtures.store(at: url)
+            ids = try PipelineFixtures.insertPosts(store, count: 4)
+            try await PostgresMirror.runToCatchUp(try pipeline("Post"), store)
+        }
+        var entities = try ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml")).entities
+        let post = entities.firstIndex { $0.name == "Post" }!
+        entities[post].name = "Article"
+        entities[post].renamingIdentifier = "Post"
+        for i in entities.indices {
+            for r in entities[i].relationships.indices where entities[i].relationships[r].destinationEntity == "Post" {
+                entities[i].relationships[r].destinationEntity = "Article"
+            }
+        }
+        let renamed = try ManagedObjectModel(entities: entities)
+        let modelFile = dir.url.appendingPathComponent("renamed.yml")
+        try renamed.yamlText.write(to: modelFile, atomically: true, encoding: .utf8)
+        let migrate = try TributaryProcess.run(["migrate", url.path, "--model", modelFile.path], executable: TributaryProcess.binary)
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        let description = PersistentStoreDescription(url: url)
+        description.persistentHistoryTracking = true
+        let store = PersistentStoreCoordinator(managedObjectModel: renamed)
+        try store.addPersistentStore(with: description)
+        var update = BatchUpdateRequest(entityName: "Article", propertiesToUpdate: ["content": .string("walrus")])
+        let article = ObjectID(storeID: ids[0].storeID, entityName: "Article", primaryKey: ids[0].primaryKey)
+        update.objectIDs = [article]
+        try store.execute(update)
+
+        let stopped = await #expect(throws: TributaryError.self) { try await PostgresMirror.runToCatchUp(try pipeline("Post"), store) }
+        #expect(stopped?.message.contains("renamed entity Post to Article") == true && stopped?.message.contains("unknown entity 'Post'") == true, "\(String(describing: stopped))")
+        try await PostgresMirror.runToCatchUp(try pipeline("Article"), store)
+        let index = try FullTextIndex(path: indexPath, create: false)
+        #expect(try index.search("walrus").map(\.object) == [article.uriRepresentation], "the old document, updated in place under its new entity")
+        #expect(try index.documents().count == 4 && index.documents().allSatisfy { $0.entity == "Article" })
+    }
+}

@@ -40,13 +40,14 @@ extension FullTextIndex {
             let listedAs = configured[entity] ?? configured[name] ?? []
             next[name] = Self.indexesAll(listedAs) ? Self.stringAttributes(of: name, in: change.model, after: renamed) : renamed
         }
-        guard next != fields else { return fields }
+        // The index's entities the change renames, whatever the fields (the pipeline file may
+        // name the new entity already: it stopped at the rename and was changed).
+        let renamedSlots = change.renamedEntities.filter { old, _ in slots[old].flatMap { slotEntities[$0]?.store } == record.storeID }
+        guard next != fields || !renamedSlots.isEmpty else { return fields }
         let kept = (slots, slotEntities)
         do {
             try connection.transaction {
-                for (old, new) in change.renamedEntities.sorted(by: { $0.key < $1.key }) where fields[old] != nil {
-                    try renameSlot(old, to: new)
-                }
+                for (old, new) in renamedSlots.sorted(by: { $0.key < $1.key }) { try renameSlot(old, to: new) }
                 try connection.execute("INSERT INTO tributary_fts_fields(pipeline, configured, fields) VALUES (?, ?, ?) ON CONFLICT(pipeline) DO UPDATE SET configured = excluded.configured, fields = excluded.fields",
                                        [.string(pipeline), .string(try Self.text(configured)), .string(try Self.text(next))])
                 try setPosition(record.position, of: pipeline)

@@ -165,7 +165,7 @@ public final class FullTextIndex {
             let stored = try position(of: pipeline)
             var last = stored
             for record in records where stored.map({ record.position > $0 }) ?? true {
-                if let attributes = entities[record.entityName] { try apply(record, attributes: attributes) }
+                if let attributes = entities[record.entityName], !attributes.isEmpty { try apply(record, attributes: attributes) }
                 last = record.position
             }
             if let through, last.map({ through > $0 }) ?? true { last = through }
