@@ -24,22 +24,13 @@ import TributaryTestSupport
         #expect(try FullTextIndex(path: indexPath, create: false).search("sqlite").count == 2, "posts 0 and 3 mention sqlite")
 
         // Post gains `summary` and its `content` becomes `body`, through tributary migrate.
-        var entities = try ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml")).entities
-        let post = entities.firstIndex { $0.name == "Post" }!
-        let content = entities[post].attributes.firstIndex { $0.name == "content" }!
-        entities[post].attributes[content].name = "body"
-        entities[post].attributes[content].renamingIdentifier = "content"
-        entities[post].attributes.append(AttributeDescription(name: "summary", type: .string, isOptional: true))
-        let grown = try ManagedObjectModel(entities: entities)
-        let modelFile = dir.url.appendingPathComponent("grown.yml")
-        try grown.yamlText.write(to: modelFile, atomically: true, encoding: .utf8)
-        let migrate = try TributaryProcess.run(["migrate", url.path, "--model", modelFile.path], executable: TributaryProcess.binary)
-        #expect(migrate.status == 0, "\(migrate.stderr)")
-
-        let description = PersistentStoreDescription(url: url)
-        description.persistentHistoryTracking = true
-        let store = PersistentStoreCoordinator(managedObjectModel: grown)
-        try store.addPersistentStore(with: description)
+        let store = try PipelineFixtures.migrateBlog(at: url) { entities in
+            let post = entities.firstIndex { $0.name == "Post" }!
+            let content = entities[post].attributes.firstIndex { $0.name == "content" }!
+            entities[post].attributes[content].name = "body"
+            entities[post].attributes[content].renamingIdentifier = "content"
+            entities[post].attributes.append(AttributeDescription(name: "summary", type: .string, isOptional: true))
+        }
         try store.execute(BatchInsertRequest(entityName: "Post", objects: [["externalID": "new", "title": "New", "body": "giraffe", "summary": "zebra", "createdAt": .date(Date())]]))
         var update = BatchUpdateRequest(entityName: "Post", propertiesToUpdate: ["body": .string("walrus")])
         update.objectIDs = [ids[0]]
@@ -80,24 +71,16 @@ extension FullTextSchemaTests {
             ids = try PipelineFixtures.insertPosts(store, count: 4)
             try await PostgresMirror.runToCatchUp(try pipeline("Post"), store)
         }
-        var entities = try ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml")).entities
-        let post = entities.firstIndex { $0.name == "Post" }!
-        entities[post].name = "Article"
-        entities[post].renamingIdentifier = "Post"
-        for i in entities.indices {
-            for r in entities[i].relationships.indices where entities[i].relationships[r].destinationEntity == "Post" {
-                entities[i].relationships[r].destinationEntity = "Article"
+        let store = try PipelineFixtures.migrateBlog(at: url) { entities in
+            let post = entities.firstIndex { $0.name == "Post" }!
+            entities[post].name = "Article"
+            entities[post].renamingIdentifier = "Post"
+            for i in entities.indices {
+                for r in entities[i].relationships.indices where entities[i].relationships[r].destinationEntity == "Post" {
+                    entities[i].relationships[r].destinationEntity = "Article"
+                }
             }
         }
-        let renamed = try ManagedObjectModel(entities: entities)
-        let modelFile = dir.url.appendingPathComponent("renamed.yml")
-        try renamed.yamlText.write(to: modelFile, atomically: true, encoding: .utf8)
-        let migrate = try TributaryProcess.run(["migrate", url.path, "--model", modelFile.path], executable: TributaryProcess.binary)
-        #expect(migrate.status == 0, "\(migrate.stderr)")
-        let description = PersistentStoreDescription(url: url)
-        description.persistentHistoryTracking = true
-        let store = PersistentStoreCoordinator(managedObjectModel: renamed)
-        try store.addPersistentStore(with: description)
         var update = BatchUpdateRequest(entityName: "Article", propertiesToUpdate: ["content": .string("walrus")])
         let article = ObjectID(storeID: ids[0].storeID, entityName: "Article", primaryKey: ids[0].primaryKey)
         update.objectIDs = [article]

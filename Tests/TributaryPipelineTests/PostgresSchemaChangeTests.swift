@@ -60,20 +60,12 @@ import TributaryTestSupport
             try PipelineFixtures.insertPosts(store, count: 4)
             try await PostgresMirror.runToCatchUp(pipeline, store)
         }
-        var entities = try ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml")).entities
-        let post = entities.firstIndex { $0.name == "Post" }!
-        let content = entities[post].attributes.firstIndex { $0.name == "content" }!
-        entities[post].attributes[content].name = "body"
-        entities[post].attributes[content].renamingIdentifier = "content"
-        let renamed = try ManagedObjectModel(entities: entities)
-        let modelFile = dir.url.appendingPathComponent("renamed.yml")
-        try renamed.yamlText.write(to: modelFile, atomically: true, encoding: .utf8)
-        let migrate = try TributaryProcess.run(["migrate", url.path, "--model", modelFile.path], executable: TributaryProcess.binary)
-        #expect(migrate.status == 0, "\(migrate.stderr)")
-        let description = PersistentStoreDescription(url: url)
-        description.persistentHistoryTracking = true
-        let store = PersistentStoreCoordinator(managedObjectModel: renamed)
-        try store.addPersistentStore(with: description)
+        let store = try PipelineFixtures.migrateBlog(at: url) { entities in
+            let post = entities.firstIndex { $0.name == "Post" }!
+            let content = entities[post].attributes.firstIndex { $0.name == "content" }!
+            entities[post].attributes[content].name = "body"
+            entities[post].attributes[content].renamingIdentifier = "content"
+        }
         try store.execute(BatchInsertRequest(entityName: "Post", objects: [["externalID": "new", "title": "New", "body": "new body", "createdAt": .date(Date())]]))
 
         try await PostgresMirror.runToCatchUp(pipeline, store)

@@ -6,6 +6,7 @@ import TributaryPipeline
 import TributaryPostgresSink
 import TributaryRedisSink
 import TributaryStreams
+import TributaryTestSupport
 
 /// Stores, workloads and pipelines the pipeline tests share.
 enum PipelineFixtures {
@@ -60,6 +61,23 @@ enum PipelineFixtures {
 
     /// The sink types under test: the standard ones and every sink module.
     static let sinks: SinkRegistry = SinkRegistry.standard.registering(HTTPSinkSettings.self, PostgresSinkSettings.self, NATSSinkSettings.self, RedisSinkSettings.self)
+
+    /// Migrates the blog store at `url` with `tributary migrate` (a real process) to the blog
+    /// model as `edit` changes it, and opens it with that model.
+    static func migrateBlog(at url: URL, _ edit: (inout [EntityDescription]) -> Void) throws -> PersistentStoreCoordinator {
+        var entities = try ManagedObjectModel(yamlFile: repositoryRoot.appendingPathComponent("examples/blog/model.yml")).entities
+        edit(&entities)
+        let model = try ManagedObjectModel(entities: entities)
+        let modelFile = url.deletingLastPathComponent().appendingPathComponent("migrated-\(UUID().uuidString).yml")
+        try model.yamlText.write(to: modelFile, atomically: true, encoding: .utf8)
+        let migrate = try TributaryProcess.run(["migrate", url.path, "--model", modelFile.path], executable: TributaryProcess.binary)
+        guard migrate.status == 0 else { throw TributaryError(.invalidInput, "tributary migrate failed: \(migrate.stderr)") }
+        let description = PersistentStoreDescription(url: url)
+        description.persistentHistoryTracking = true
+        let store = PersistentStoreCoordinator(managedObjectModel: model)
+        try store.addPersistentStore(with: description)
+        return store
+    }
 
     /// A pipeline read from `yaml` (path `test.yml`), with `environment`, knowing every sink type.
     static func pipeline(_ yaml: String, environment: [String: String] = [:]) throws -> PipelineFile {
