@@ -64,6 +64,16 @@ import TributaryStreams
         #expect(try FullTextIndex(path: dir.path("i.sqlite"), create: false).search("second").map(\.entity) == ["Post"])
     }
 
+    /// An entity with nothing to index (listed as `all` with no string attribute) writes no
+    /// document, and the position still moves: before, the insert had no columns and failed.
+    @Test func anEntityWithNoFieldsWritesNothingAndMovesOn() throws {
+        let dir = TemporaryDirectory()
+        let index = try FullTextIndex(path: dir.path("i.sqlite"))
+        let through = try index.apply([Self.record(1, .create, key: 1, title: "counted")], through: nil, pipeline: "p", entities: ["Post": []])
+        #expect(through == StreamPosition(token: 1, index: 0))
+        #expect(try index.documents().isEmpty)
+    }
+
     @Test func aSlotHoldsOneStoresObjects() throws {
         let dir = TemporaryDirectory()
         let index = try FullTextIndex(path: dir.path("i.sqlite"))

@@ -74,18 +74,14 @@ public struct DebeziumEncoder: RecordEncoder {
             }
             o.key("source")
             o.object { s in
-                s.field("version", "tributary-1")
-                s.field("connector", "tributary")
-                s.field("name", "tributary")
-                s.field("ts_ms", .integer(RecordBody.milliseconds(record.timestamp)))
-                s.field("snapshot", record.operation == .read ? "true" : "false")
-                s.field("db", texts.store)
-                s.field("table", record.entityName)
-                s.field("token", texts.token)
-                s.field("index", .integer(Int64(record.position.index)))
-                s.field("author", record.author.map { .string($0) } ?? .null)
-                s.field("contextName", record.contextName.map { .string($0) } ?? .null)
-                if let reason = record.reason { s.field("reason", reason) }
+                DebeziumSchemaChange.writeSource(to: &s, timestamp: record.timestamp, snapshot: record.operation == .read, store: texts.store) { s in
+                    s.field("table", record.entityName)
+                    s.field("token", texts.token)
+                    s.field("index", .integer(Int64(record.position.index)))
+                    s.field("author", record.author.map { .string($0) } ?? .null)
+                    s.field("contextName", record.contextName.map { .string($0) } ?? .null)
+                    if let reason = record.reason { s.field("reason", reason) }
+                }
             }
             o.field("op", record.operation.rawValue)
             o.field("ts_ms", .integer(RecordBody.milliseconds(clock())))

@@ -8,18 +8,23 @@ import Tributary
 /// `position`, `optional`). Tributary's own fields (`position`, `toVersion`, `model`…)
 /// follow, so a replica can rebuild the model from the event alone.
 enum DebeziumSchemaChange {
+    /// The fields every Debezium `source` block of Tributary's starts with (connector, the
+    /// commit time, whether a snapshot read, the store as `db`), then `rest`: a change
+    /// event's table and position, a schema change event's token.
+    static func writeSource(to s: inout JSONWriter, timestamp: Date, snapshot: Bool, store: String, _ rest: (inout JSONWriter) -> Void) {
+        s.field("version", "tributary-1")
+        s.field("connector", "tributary")
+        s.field("name", "tributary")
+        s.field("ts_ms", .integer(RecordBody.milliseconds(timestamp)))
+        s.field("snapshot", snapshot ? "true" : "false")
+        s.field("db", store)
+        rest(&s)
+    }
+
     static func write(_ record: SchemaRecord, exportTime: Date, to o: inout JSONWriter) {
         let store = record.storeID.uuidString.lowercased()
         o.key("source")
-        o.object { s in
-            s.field("version", "tributary-1")
-            s.field("connector", "tributary")
-            s.field("name", "tributary")
-            s.field("ts_ms", .integer(RecordBody.milliseconds(record.timestamp)))
-            s.field("snapshot", "false")
-            s.field("db", store)
-            s.field("token", record.token.description)
-        }
+        o.object { s in writeSource(to: &s, timestamp: record.timestamp, snapshot: false, store: store) { s in s.field("token", record.token.description) } }
         o.field("ts_ms", .integer(RecordBody.milliseconds(exportTime)))
         o.field("databaseName", store)
         o.field("schemaName", .null)

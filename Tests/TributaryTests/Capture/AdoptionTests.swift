@@ -37,11 +37,7 @@ import TributaryTestSupport
     }
 
     func open() throws -> PersistentStoreCoordinator {
-        let coordinator = PersistentStoreCoordinator()
-        let description = PersistentStoreDescription(url: path)
-        description.persistentHistoryTracking = true
-        try coordinator.addPersistentStore(with: description)
-        return coordinator
+        try Fixtures.adoptedCoordinator(path)
     }
 
     func properties(_ change: PersistentHistoryChange?) -> [String: (before: AttributeValue?, after: AttributeValue?)] {

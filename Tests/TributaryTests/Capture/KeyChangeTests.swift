@@ -20,11 +20,7 @@ import TributaryTestSupport
     }
 
     func open() throws -> PersistentStoreCoordinator {
-        let coordinator = PersistentStoreCoordinator()
-        let description = PersistentStoreDescription(url: path)
-        description.persistentHistoryTracking = true
-        try coordinator.addPersistentStore(with: description)
-        return coordinator
+        try Fixtures.adoptedCoordinator(path)
     }
 
     /// The one transaction after `start`, each change as `type key (moved) hits`, e.g.

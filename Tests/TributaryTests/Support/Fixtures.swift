@@ -49,6 +49,15 @@ enum Fixtures {
         return coordinator
     }
 
+    /// A coordinator on the adopted database at `path`, with its stored model, tracking history.
+    static func adoptedCoordinator(_ path: URL) throws -> PersistentStoreCoordinator {
+        let coordinator = PersistentStoreCoordinator()
+        let description = PersistentStoreDescription(url: path)
+        description.persistentHistoryTracking = true
+        try coordinator.addPersistentStore(with: description)
+        return coordinator
+    }
+
     /// Tags and posts: post i has tag (i % tags) and title "Post i".
     @discardableResult
     static func seedBlog(_ coordinator: PersistentStoreCoordinator, posts: Int = 20, tags: [String] = ["swift", "sqlite", "linux"]) throws -> (tags: [ObjectID], posts: [ObjectID]) {
