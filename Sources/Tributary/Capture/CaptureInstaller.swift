@@ -59,7 +59,7 @@ enum CaptureInstaller {
             let wanted = triggers.statements
             if existing != Set(wanted) {
                 if let before = known[table.name], before.columns == table.columns, before.uniqueConstraints == table.uniqueConstraints,
-                   existing != Set(triggers.previousStatements) { drifted.append(table.name) }
+                   !triggers.previousVersions.contains(existing) { drifted.append(table.name) }
                 try dropTriggers(of: id, on: db)
                 for sql in wanted { try db.execute(sql) }
             }

@@ -10,25 +10,29 @@
 /// costs what its changed columns cost, whatever the table's width), logging the old
 /// value; a delete logs every column; a `BEFORE INSERT` trigger logs the rows an
 /// `INSERT OR REPLACE` would remove (same key, or same unique columns), since SQLite
-/// runs no delete trigger for them; likewise a `BEFORE UPDATE OF` the key logs the row an
-/// `UPDATE OR REPLACE` of the key would remove. Join tables log inserts and deletes of their pairs.
+/// runs no delete trigger for them (its `WHEN` looks the key and unique values up first, so
+/// an insert that meets no row pays two index seeks, not two logging statements); likewise
+/// a `BEFORE UPDATE OF` the key logs the row an `UPDATE OR REPLACE` of the key would remove.
+/// Join tables log inserts and deletes of their pairs.
 struct CaptureTriggers {
     let table: CapturedTable
 
     /// Every trigger, as `CREATE TRIGGER` statements.
     var statements: [String] {
         switch table.kind {
-        case .entity: entityTriggers + [keyReplaceTrigger]
+        case .entity: entityTriggers(guardedProbe: true) + [keyReplaceTrigger]
         case .join: joinTriggers
         }
     }
 
-    /// The triggers Tributary installed before the key-replace trigger (history format 5):
-    /// finding them is an upgrade, not triggers another program altered (one that dropped only
-    /// that trigger is taken for the same; it missed at most rows an `UPDATE OR REPLACE` of a
-    /// key removed).
-    var previousStatements: [String] {
-        table.kind == .entity ? entityTriggers : joinTriggers
+    /// The trigger sets earlier versions of Tributary installed: finding one is an upgrade,
+    /// not triggers another program altered. History format 5 had no key-replace trigger (one
+    /// that dropped only that trigger is taken for the same; it missed at most rows an
+    /// `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the replace probe unguarded.
+    var previousVersions: [Set<String>] {
+        guard table.kind == .entity else { return [] }
+        let unguarded = entityTriggers(guardedProbe: false)
+        return [Set(unguarded + [keyReplaceTrigger]), Set(unguarded)]
     }
 
     /// The row a key change would replace (`UPDATE OR REPLACE … SET key = …` onto a key in
@@ -45,7 +49,7 @@ struct CaptureTriggers {
     private func code(_ op: CaptureLog.Op, column: Int = 0) -> Int64 { CaptureLog.code(table: table.id, column: column, op: op) }
     private var log: String { CaptureLog.table }
 
-    private var entityTriggers: [String] {
+    private func entityTriggers(guardedProbe: Bool) -> [String] {
         let key = quote(table.keyColumns[0])
         let values = table.columns.indices.map { "c\($0)" }
         let columns = table.columns.map(quote)
@@ -64,11 +68,14 @@ struct CaptureTriggers {
         // with the new values of a unique constraint (NULLs never conflict).
         let probe = "INSERT INTO \(log) (t, k0\(list(values))) SELECT \(code(.replaced)), \(key)\(list(columns)) FROM \(name) WHERE "
         var probes = ["\(probe)\(key) = NEW.\(key);"]
+        var conflicts = ["EXISTS (SELECT 1 FROM \(name) WHERE \(key) = NEW.\(key))"]
         for constraint in table.uniqueConstraints {
             let match = constraint.map { "\(quote($0)) = NEW.\(quote($0))" }.joined(separator: " AND ")
             probes.append("\(probe)\(match) AND \(key) IS NOT NEW.\(key);")
+            conflicts.append("EXISTS (SELECT 1 FROM \(name) WHERE \(match))")
         }
-        sql.append("CREATE TRIGGER \(trigger("r")) BEFORE INSERT ON \(name) BEGIN \(probes.joined(separator: " ")) END")
+        let when = guardedProbe ? " WHEN \(conflicts.joined(separator: " OR "))" : ""
+        sql.append("CREATE TRIGGER \(trigger("r")) BEFORE INSERT ON \(name)\(when) BEGIN \(probes.joined(separator: " ")) END")
         return sql
     }
 

@@ -104,16 +104,35 @@ import TributaryTestSupport
         #expect(try summary(coordinator, after: start) == ["delete 1 →2 hits=10", "delete 2 →1 hits=20", "insert 1 ←2 hits=20", "insert 2 ←1 hits=10"])
     }
 
-    @Test func aStoreWithTheOlderTriggersIsUpgradedWithoutACaptureGap() throws {
+    @Test(arguments: [5, 6]) func aStoreWithTheOlderTriggersIsUpgradedWithoutACaptureGap(format: Int) throws {
         do { _ = try adopted() }
-        // The store as history format 5 left it: no key-replace trigger.
-        let trigger = try ForeignWriter.shell(path, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_kr';")
-        #expect(!trigger.isEmpty)
-        try ForeignWriter.shell(path, "DROP TRIGGER \(trigger.trimmingCharacters(in: .whitespacesAndNewlines)); UPDATE _tributary_metadata SET value = '5' WHERE key = 'historyFormat';")
+        let trigger = { (suffix: String) in
+            try ForeignWriter.shell(self.path, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_\(suffix)';")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let (keyReplace, probe) = (try trigger("kr"), try trigger("r"))
+        #expect(!keyReplace.isEmpty && !probe.isEmpty)
+        // The store as history format 5 or 6 left it: the replace probe without its WHEN
+        // guard, and in format 5 no key-replace trigger.
+        let guarded = try ForeignWriter.shell(path, "SELECT sql FROM sqlite_master WHERE name = '\(probe)';").trimmingCharacters(in: .whitespacesAndNewlines)
+        let unguarded = guarded.replacingOccurrences(of: #" WHEN .* BEGIN "#, with: " BEGIN ", options: .regularExpression)
+        #expect(guarded.contains(" WHEN EXISTS ") && !unguarded.contains(" WHEN "))
+        try ForeignWriter.shell(path, "DROP TRIGGER \(probe); \(unguarded); "
+            + (format == 5 ? "DROP TRIGGER \(keyReplace); " : "") + "UPDATE _tributary_metadata SET value = '\(format)' WHERE key = 'historyFormat';")
         let coordinator = try open()
         #expect(try ForeignWriter.shell(path, "SELECT value FROM _tributary_metadata WHERE key = 'historyFormat';") == "\(HistorySchema.formatVersion)\n")
-        #expect(try ForeignWriter.shell(path, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_kr';") == trigger)
+        #expect(try trigger("kr") == keyReplace)
+        #expect(try ForeignWriter.shell(path, "SELECT sql FROM sqlite_master WHERE name = '\(probe)';").trimmingCharacters(in: .whitespacesAndNewlines) == guarded)
         #expect(try !coordinator.fetchHistory(.fetchHistory(after: nil)).contains { $0.processName == "capture gap" })
+    }
+
+    @Test func aReplaceProbeAlteredByAnotherProgramIsAGap() throws {
+        do { _ = try adopted() }
+        let probe = try ForeignWriter.shell(path, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_r';")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try ForeignWriter.shell(path, "DROP TRIGGER \(probe); CREATE TRIGGER \(probe) BEFORE INSERT ON counters WHEN 0 BEGIN SELECT 1; END;")
+        let coordinator = try open()
+        #expect(try coordinator.fetchHistory(.fetchHistory(after: nil)).contains { $0.processName == "capture gap" })
     }
 }
 
