@@ -53,6 +53,11 @@ enum CaptureInstaller {
                 if let change { changed.append(change) }
             }
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
+            // The unique indexes as SQLite enforces them (collations, expressions), for the replace probe.
+            if table.kind == .entity {
+                table = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns,
+                                      uniqueConstraints: try UniqueIndexes.terms(of: table.name, columns: table.keyColumns + table.columns, on: db))
+            }
             let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
             let existing = try triggerSQL(of: id, on: db)
             let triggers = CaptureTriggers(table: captured)

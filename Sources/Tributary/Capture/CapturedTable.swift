@@ -15,7 +15,8 @@ struct CapturedTable: Sendable, Equatable {
     /// The columns whose updates are logged (one trigger each) and whose values a
     /// delete logs in `c0…`, in order: an entity's attributes and to-one keys.
     let columns: [String]
-    /// Unique constraints: an `INSERT OR REPLACE` that conflicts on one deletes the row in the way.
+    /// Unique indexes, each a list of terms (column names, or SQL: ``UniqueIndexes``): an
+    /// `INSERT OR REPLACE` that conflicts on one deletes the row in the way.
     let uniqueConstraints: [[String]]
 
     /// The capture of every table of `schema`, numbered from 1 in name order.

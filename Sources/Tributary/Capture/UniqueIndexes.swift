@@ -1,0 +1,85 @@
+import Foundation
+
+/// A table's unique indexes as SQLite enforces them, for the replace probe of
+/// ``CaptureTriggers``: an `INSERT OR REPLACE` that conflicts on any of them deletes the
+/// row in the way, whether the index is on plain columns, on a column with another
+/// collation (`email COLLATE NOCASE`) or on an expression (`lower(label)`).
+///
+/// Each index is a list of terms. A term is a column's name when the index compares the
+/// column as stored (`BINARY`); otherwise it is SQL over the table's columns
+/// (`"email" COLLATE NOCASE`, `lower(label)`), which the probe evaluates for the new row too.
+enum UniqueIndexes {
+    /// The unique indexes of `table` (its `INTEGER PRIMARY KEY` is not an index), in name
+    /// order. An index on an expression that reads more than `columns` (a generated column)
+    /// is left out: the new row's value of it is not known before the insert.
+    static func terms(of table: String, columns: [String], on db: Connection) throws -> [[String]] {
+        let list = try db.makeStatement("SELECT name, sql FROM pragma_index_list(?) JOIN sqlite_master USING (name) WHERE \"unique\" = 1 ORDER BY name")
+        try list.bind([.string(table)])
+        var indexes: [(String, String?)] = []
+        while try list.step() { indexes.append((list.string(at: 0), list.optionalString(at: 1))) }
+        let row = columns.map { "NULL AS \(quote($0))" }.joined(separator: ", ")
+        return try indexes.map { try terms(ofIndex: $0.0, sql: $0.1, on: db) }.filter { terms in
+            terms.allSatisfy { columns.contains($0) || (try? db.makeStatement("SELECT \($0) FROM (SELECT \(row))")) != nil }
+        }
+    }
+
+    private static func terms(ofIndex index: String, sql: String?, on db: Connection) throws -> [String] {
+        let info = try db.makeStatement("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno")
+        try info.bind([.string(index)])
+        var terms: [String] = []
+        var written: [String]?
+        while try info.step() {
+            let column = info.int64(at: 0)
+            if column >= 0 {
+                let (name, collation) = (info.string(at: 1), info.string(at: 2))
+                terms.append(collation.uppercased() == "BINARY" ? name : "\(quote(name)) COLLATE \(collation)")
+            } else {
+                // An expression: its text is only in the index's CREATE statement.
+                written = written ?? sql.map(Self.keyTerms) ?? []
+                terms.append(terms.count < written!.count ? written![terms.count] : "NULL")
+            }
+        }
+        return terms
+    }
+
+    /// The terms of a `CREATE [UNIQUE] INDEX … ON table (term, …) [WHERE …]` statement, each
+    /// without its `ASC`/`DESC`.
+    static func keyTerms(_ sql: String) -> [String] {
+        let text = Array(sql)
+        guard let open = text.firstIndex(of: "(") else { return [] }
+        var terms: [String] = [], current = "", depth = 0, quote: Character?
+        for character in text[(open + 1)...] {
+            if let q = quote {
+                current.append(character)
+                if character == q || (q == "[" && character == "]") { quote = nil }
+                continue
+            }
+            switch character {
+            case "'", "\"", "`", "[":
+                quote = character
+                current.append(character)
+            case "(":
+                depth += 1
+                current.append(character)
+            case ")" where depth == 0:
+                terms.append(current)
+                return terms.map(trimmingOrder)
+            case ")":
+                depth -= 1
+                current.append(character)
+            case "," where depth == 0:
+                terms.append(current)
+                current = ""
+            default:
+                current.append(character)
+            }
+        }
+        return []
+    }
+
+    private static func trimmingOrder(_ term: String) -> String {
+        let trimmed = term.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let range = trimmed.range(of: #"\s+(ASC|DESC)$"#, options: [.regularExpression, .caseInsensitive]) else { return trimmed }
+        return String(trimmed[..<range.lowerBound])
+    }
+}

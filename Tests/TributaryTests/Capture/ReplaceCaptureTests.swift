@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// The rows SQLite removes for `OR REPLACE` without running a delete trigger, on every
+/// kind of unique index it enforces: a collated column, an expression, and through an
+/// `UPDATE OR REPLACE` of a unique column (issue 22: each was missing from history).
+@Suite struct ReplaceCaptureTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("app.db") }
+
+    /// An adopted database with `users` (email unique without case) and `tags` (label unique
+    /// by `lower(label)`), and the token before the test's writes.
+    func adopted() throws -> (PersistentStoreCoordinator, PersistentHistoryToken) {
+        try ForeignWriter.shell(path, """
+            CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT, name TEXT);
+            CREATE UNIQUE INDEX users_email ON users (email COLLATE NOCASE);
+            CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT, uses INTEGER GENERATED ALWAYS AS (length(label)) VIRTUAL);
+            CREATE UNIQUE INDEX tags_label ON tags (lower(label) DESC);
+            CREATE UNIQUE INDEX tags_uses ON tags (uses + 0);
+            INSERT INTO users VALUES (1, 'Ann@example.com', 'Ann'), (2, 'bob@example.com', 'Bob');
+            INSERT INTO tags (id, label) VALUES (1, 'Swift');
+            """)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        return (coordinator, try coordinator.currentPersistentHistoryToken())
+    }
+
+    /// Each change after `start` as `type entity key`, in order.
+    func changes(_ coordinator: PersistentStoreCoordinator, after start: PersistentHistoryToken) throws -> [String] {
+        try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).map {
+            "\($0.changeType) \($0.entityName) \($0.changedObjectID.primaryKey)"
+        }
+    }
+
+    @Test func aReplaceThroughACollatedOrExpressionIndexRecordsTheRowItRemoved() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.shell(path, """
+            INSERT OR REPLACE INTO users (id, email, name) VALUES (3, 'ANN@EXAMPLE.COM', 'Ann again');
+            INSERT OR REPLACE INTO tags (id, label) VALUES (2, 'SWIFT');
+            """)
+        #expect(try changes(coordinator, after: start) == ["delete users 1", "insert users 3", "delete tags 1", "insert tags 2"])
+        let delete = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).first
+        #expect(delete?.tombstone["name"] == .string("Ann"))
+    }
+
+    @Test func anUpdateOrReplaceOfAUniqueColumnRecordsTheRowItRemoved() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.shell(path, "UPDATE OR REPLACE users SET email = 'BOB@example.com' WHERE id = 1;")
+        #expect(try ForeignWriter.shell(path, "SELECT id FROM users;") == "1\n")
+        #expect(try changes(coordinator, after: start) == ["delete users 2", "update users 1"])
+    }
+
+    @Test func anIndexOnAGeneratedColumnIsLeftOutOfTheProbeAndWritesStillWork() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.python(path, """
+            db.execute("INSERT INTO tags (id, label) VALUES (5, 'Go')")
+            db.commit()
+            """)
+        #expect(try changes(coordinator, after: start) == ["insert tags 5"])
+        let probe = try ForeignWriter.shell(path, "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'tags' AND name GLOB '*_r';")
+        #expect(probe.contains("lower(label)") && !probe.contains("uses"))
+    }
+
+    @Test func theIndexTermsAreReadFromTheCreateStatement() {
+        #expect(UniqueIndexes.keyTerms("CREATE UNIQUE INDEX i ON t (lower(a) DESC, \"b,c\" COLLATE NOCASE, coalesce(d, ')') asc) WHERE e > 0")
+                == ["lower(a)", "\"b,c\" COLLATE NOCASE", "coalesce(d, ')')"])
+    }
+}
