@@ -28,6 +28,10 @@ struct CaptureCheck {
                 + "the capture triggers of \(installed.drifted.count == 1 ? "that table" : "those tables") had been dropped or altered (installed again)"
             try recordGap(installed.drifted, line, on: db)
         }
+        if !installed.unprobed.isEmpty {
+            try recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try since(on: db)) "
+                          + "may be missing: another program made a unique index the capture did not probe (probed from now on)", on: db)
+        }
         if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, on: db) }
         try db.execute("UPDATE \(CaptureLog.state) SET checkedToken = (\(HistorySchema.newestTokenSQL)) WHERE id = 1")
         checkedVersion = try Self.schemaVersion(on: db)

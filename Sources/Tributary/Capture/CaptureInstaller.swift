@@ -34,6 +34,10 @@ enum CaptureInstaller {
         /// Tables of an adopted database whose columns another program changed, each with
         /// what changed (`t (v gone; vv not captured)`): captured by the columns both have.
         var changed: [String] = []
+        /// Tables captured before that have a unique index neither their capture nor the model
+        /// knew (another program made it): a row an `OR REPLACE` removed through it meanwhile
+        /// was not logged. Probed from now on.
+        var unprobed: [String] = []
     }
 
     /// Brings every table of `schema` under capture, keeping each known table's number,
@@ -41,7 +45,7 @@ enum CaptureInstaller {
     static func install(on db: Connection, schema: StoreSchema) throws -> Installed {
         let known = Dictionary(try recorded(on: db, schema: schema).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
-        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], changed: [String] = []
+        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], changed: [String] = [], unprobed: [String] = []
         let existing = schema.isAdopted ? try tableNames(on: db) : []
         for var table in CapturedTable.all(in: schema) {
             if schema.isAdopted {
@@ -54,13 +58,13 @@ enum CaptureInstaller {
             }
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             // The unique indexes as SQLite enforces them (collations, expressions), for the replace probe.
-            if table.kind == .entity {
-                table = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns,
-                                      uniqueConstraints: try UniqueIndexes.terms(of: table.name, columns: table.keyColumns + table.columns, on: db))
+            let unique = table.kind == .entity ? try UniqueIndexes.terms(of: table.name, columns: table.keyColumns + table.columns, on: db) : []
+            if let before = known[table.name], !Set(unique).subtracting(before.uniqueConstraints).subtracting(table.uniqueConstraints).isEmpty {
+                unprobed.append(table.name)
             }
-            let captured = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: table.uniqueConstraints)
+            table = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: unique)
             let existing = try triggerSQL(of: id, on: db)
-            let triggers = CaptureTriggers(table: captured)
+            let triggers = CaptureTriggers(table: table)
             let wanted = triggers.statements
             if existing != Set(wanted) {
                 if let before = known[table.name], before.columns == table.columns, before.uniqueConstraints == table.uniqueConstraints,
@@ -72,10 +76,10 @@ enum CaptureInstaller {
                 .integer(Int64(id)), .string(table.name), .string(table.kind == .join ? "join" : "entity"),
                 .string(encode(table.columns)), .string(encode(table.uniqueConstraints)),
             ])
-            tables.append(captured)
+            tables.append(table)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed)
+        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed, unprobed: unprobed)
     }
 
     /// An adopted table's capture narrowed to the columns it has now (another program may

@@ -68,3 +68,27 @@ import TributaryTestSupport
                 == ["lower(a)", "\"b,c\" COLLATE NOCASE", "coalesce(d, ')')"])
     }
 }
+
+/// A unique index another program makes on a captured table is probed from the next check
+/// on, and what an `OR REPLACE` through it removed before is reported as a capture gap.
+@Suite struct NewUniqueIndexTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("app.db") }
+
+    @Test func aUniqueIndexAnotherProgramMadeIsAGapAndThenProbed() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT); INSERT INTO users VALUES (1, 'ann@example.com');")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        do { _ = try Fixtures.adoptedCoordinator(path) }
+        try ForeignWriter.shell(path, """
+            CREATE UNIQUE INDEX users_email ON users (email);
+            INSERT OR REPLACE INTO users VALUES (2, 'ann@example.com');
+            """)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let gaps = try coordinator.fetchHistory(.fetchHistory(after: nil)).filter { $0.processName == "capture gap" }
+        #expect(gaps.contains { $0.contextName?.contains("another program made a unique index") == true && $0.contextName?.contains("users") == true })
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT OR REPLACE INTO users VALUES (3, 'ann@example.com');")
+        let changes = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).map { "\($0.changeType) \($0.changedObjectID.primaryKey)" }
+        #expect(changes == ["delete 2", "insert 3"])
+    }
+}
