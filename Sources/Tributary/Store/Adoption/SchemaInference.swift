@@ -80,6 +80,8 @@ struct SchemaInference {
         let key = try self.key(of: name, columns: columns, notes: &notes, on: db)
         var entity = EntityDescription(name: name)
         entity.tableKey = key
+        // A key that is not the object's key is kept as attributes, and named in every change.
+        entity.declaredKey = columns.filter { $0.primaryKey > 0 && $0.name != key }.sorted { $0.primaryKey < $1.primaryKey }.map(\.name)
         for column in columns where column.name != key {
             guard column.hidden == 0 else {
                 notes.append("generated column \(column.name) is left out (SQLite computes it)")
