@@ -119,8 +119,10 @@ struct SchemaInference {
         guard let rowid = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
             throw Refusal(text: "'\(table)' has no INTEGER PRIMARY KEY and columns named rowid, _rowid_ and oid hide its rowid")
         }
-        let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(declared.map(\.name).joined(separator: ", "))) is not an INTEGER PRIMARY KEY"
-        notes.append("\(declaredKey): rows are identified by their rowid, which VACUUM may renumber, changing their object IDs; declare an INTEGER PRIMARY KEY to keep them")
+        let keyNames = declared.map(\.name).joined(separator: ", ")
+        let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(keyNames)) is not an INTEGER PRIMARY KEY"
+        let named = declared.isEmpty ? "" : " (every change names its row by \(keyNames) too)"
+        notes.append("\(declaredKey): rows are identified by their rowid, which VACUUM may renumber, changing their object IDs\(named); declare an INTEGER PRIMARY KEY to keep them")
         return rowid
     }
 
