@@ -100,33 +100,32 @@ import TributaryTestSupport
         }
     }
 
+    /// One transaction's statements changing users twice each: a key changed along `keys`
+    /// (with the name), a row inserted under `inserted[0]` and re-keyed to `inserted[1]`, and
+    /// the row `deleted` updated, then deleted.
+    static func changedTwice(keys: [String], inserted: [String], deleted: String) -> String {
+        """
+        UPDATE users SET email = '\(keys[1])' WHERE email = '\(keys[0])';
+        UPDATE users SET email = '\(keys[2])', name = 'A' WHERE email = '\(keys[1])';
+        INSERT INTO users VALUES ('\(inserted[0])', 'New');
+        UPDATE users SET email = '\(inserted[1])' WHERE email = '\(inserted[0])';
+        UPDATE users SET name = 'B' WHERE email = '\(deleted)';
+        DELETE FROM users WHERE email = '\(deleted)';
+        """
+    }
+
     @Test func changesCoalescedInATransactionKeepTheKeyTheyNameTheRowBy() throws {
         let (coordinator, start) = try adopted()
         // The shell's transaction: the fold compares the row's start and end.
-        try ForeignWriter.shell(path, """
-            BEGIN;
-            UPDATE users SET email = 'a2@example.com' WHERE email = 'ann@example.com';
-            UPDATE users SET email = 'a3@example.com', name = 'A' WHERE email = 'a2@example.com';
-            INSERT INTO users VALUES ('dee@example.com', 'Dee');
-            UPDATE users SET email = 'dee@example.org' WHERE email = 'dee@example.com';
-            UPDATE users SET name = 'B' WHERE email = 'bob@example.com';
-            DELETE FROM users WHERE email = 'bob@example.com';
-            COMMIT;
-            """)
-        let expected = ["update users email=ann@example.com", "insert users email=dee@example.org", "delete users email=bob@example.com"]
-        #expect(summary(try changes(coordinator, after: start)) == expected)
+        try ForeignWriter.shell(path, "BEGIN;\n" + Self.changedTwice(keys: ["ann@example.com", "a2@example.com", "a3@example.com"],
+                                                                     inserted: ["dee@example.com", "dee@example.org"], deleted: "bob@example.com") + "\nCOMMIT;")
+        #expect(summary(try changes(coordinator, after: start)) == ["update users email=ann@example.com", "insert users email=dee@example.org", "delete users email=bob@example.com"])
         // Tributary's own transaction: the recorder merges a row's second change into its first.
         let next = try coordinator.currentPersistentHistoryToken()
         let store = try #require(coordinator.persistentStores.first)
         try store.write { db in
-            try db.execute("""
-                UPDATE users SET email = 'a4@example.com' WHERE email = 'a3@example.com';
-                UPDATE users SET email = 'a5@example.com', name = 'C' WHERE email = 'a4@example.com';
-                INSERT INTO users VALUES ('eve@example.com', 'Eve');
-                UPDATE users SET email = 'eve@example.org' WHERE email = 'eve@example.com';
-                UPDATE users SET name = 'D' WHERE email = 'dee@example.org';
-                DELETE FROM users WHERE email = 'dee@example.org';
-                """)
+            try db.execute(Self.changedTwice(keys: ["a3@example.com", "a4@example.com", "a5@example.com"], inserted: ["eve@example.com", "eve@example.org"],
+                                             deleted: "dee@example.org"))
         }
         #expect(summary(try changes(coordinator, after: next)) == ["update users email=a3@example.com", "insert users email=eve@example.org", "delete users email=dee@example.org"])
     }
