@@ -313,7 +313,8 @@ final class HistoryRecorder: @unchecked Sendable {
             plan.append(PlannedSlot(slot: slot, name: name, destination: destination))
         }
         plans[index] = plan
-        keyPlans[index] = ContiguousArray(capture.keySlots.map { plan[$0] })
+        // Written only for a declared key: the others keep the empty plan without a copy.
+        if !capture.keySlots.isEmpty { keyPlans[index] = ContiguousArray(capture.keySlots.map { plan[$0] }) }
     }
 
     private func encodeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
