@@ -49,4 +49,16 @@ import TributaryStreams
         let nulls = try RecordTransform(.hash(["email"], salt: "")).apply(to: record(.create, [PropertyChange(name: "email", after: .null)]))
         #expect(nulls?.properties[0].after == .null)
     }
+
+    @Test func theDeclaredKeyFollowsItsProperties() throws {
+        var keyed = record(.update, [PropertyChange(name: "title", before: .string("A"), after: .string("B"))])
+        keyed.key = ["email": .string("a@b.c"), "org": .string("acme")]
+        #expect(try RecordTransform(.exclude(["Post.email"])).apply(to: keyed)?.key == ["org": .string("acme")])
+        #expect(try RecordTransform(.include(["title", "org"])).apply(to: keyed)?.key == ["org": .string("acme")])
+        #expect(try RecordTransform(.redact(["email"])).apply(to: keyed)?.key == ["email": .string(RecordTransform.redactedText), "org": .string("acme")])
+        var sha = SHA256()
+        sha.update(Array("sa@b.c".utf8))
+        #expect(try RecordTransform(.hash(["email"], salt: "s")).apply(to: keyed)?.key["email"] == .string(sha.finalize()))
+        #expect(try RecordTransform(.exclude(["Tag.email"])).apply(to: keyed)?.key.count == 2)
+    }
 }

@@ -11,7 +11,9 @@
 /// one transaction net out, as Core Data coalesces them. The walk also follows each row
 /// through key changes: an object that ends under another key than it started is a
 /// delete at its first key linked to an insert at its last one (``RecordedChange/movedKey``),
-/// however many keys it passed through.
+/// however many keys it passed through. A change of an entity with a declared key
+/// (``EntityDescription/declaredKey``) carries that key's values from the row's state at the
+/// transaction's end for an insert, at its start for an update or a delete.
 struct ForeignFold {
     /// A range of log rows, `(after, through]`, that one transaction wrote.
     struct Group: Equatable {
@@ -135,7 +137,15 @@ struct ForeignFold {
             properties.append(property)
         }
         if type == .update && properties.isEmpty { return nil }
-        return RecordedChange(type: type, entity: table.name, primaryKey: primaryKey, properties: properties)
+        var change = RecordedChange(type: type, entity: table.name, primaryKey: primaryKey, properties: properties)
+        if let state = start ?? end, !entity.entity.declaredKey.isEmpty {
+            change.key = entity.entity.declaredKey.compactMap { name in
+                guard let j = table.columns.firstIndex(of: name), let attribute = entity.entity.attribute(named: name) else { return nil }
+                let value = j < state.count ? state[j] : .null
+                return (name, value.coerced(to: attribute.type) ?? value)
+            }
+        }
+        return change
     }
 }
 

@@ -42,6 +42,14 @@ public struct HistoryChangeView {
     public internal(set) var chainHash: [UInt8]?
     /// The other key of a key change (``movedFrom``, ``movedTo``).
     var movedKey: Int64?
+    /// The row's key as its table declares it, when that is not the object's key
+    /// (`PersistentHistoryChange.key`): the values of the entity's declared key attributes
+    /// after an insert, before an update or a delete; empty for every other entity.
+    ///
+    /// ```swift
+    /// if let email = change.key["email"] { print("\(change.changeType) of the user \(email)") }
+    /// ```
+    public internal(set) var key: [String: AttributeValue] = [:]
 
     /// The object changed.
     public var objectID: ObjectID { ObjectID(storeID: storeID, entityName: entityName, primaryKey: primaryKey) }
@@ -131,6 +139,6 @@ public struct HistoryChangeView {
     public func copy() throws -> PersistentHistoryChange {
         var reader = ByteReader(bytes: payload, offset: propertiesOffset)
         let properties = try HistoryPayload.decodeProperties(&reader, count: propertyCount, names: names, storeID: storeID)
-        return PersistentHistoryChange(token: token, index: index, changedObjectID: objectID, changeType: changeType, properties: properties, movedKey: movedKey)
+        return PersistentHistoryChange(token: token, index: index, changedObjectID: objectID, changeType: changeType, properties: properties, movedKey: movedKey, key: key)
     }
 }

@@ -36,7 +36,7 @@ import Foundation
             try HistoryPayload.skipProperties(&reader, count: header.propertyCount)
             let view = HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: header.propertyCount, storeID: storeID,
                                          token: token, timestamp: Date(timeIntervalSince1970: 0), author: nil, contextName: nil, reason: nil,
-                                         index: index, changeType: header.type, entityName: header.entity, primaryKey: header.key, movedKey: header.movedKey)
+                                         index: index, changeType: header.type, entityName: header.entity, primaryKey: header.key, movedKey: header.movedKey, key: header.keyValues)
             try view.forEachProperty { _, _, _ in }
             try view.forEachStoredProperty { _ in }
             _ = try view.copy()

@@ -5,8 +5,8 @@ import Foundation
 /// decodes without the model.
 ///
 /// Layout: a string table (entity and property names), then each change:
-/// type, entity, primary key, the moved key when the type byte has ``movedFlag``,
-/// properties; each property: name, flags, values or added/removed keys. Integers are
+/// type, entity, primary key, the moved key when the type byte has ``movedFlag``, the
+/// declared key's names and values when it has ``keyFlag``, properties; each property: name, flags, values or added/removed keys. Integers are
 /// LEB128 varints (zigzag for signed).
 struct HistoryPayload {
     static let rawMarker: UInt8 = 1
@@ -19,13 +19,25 @@ struct HistoryPayload {
     /// it, so they decode as they did.
     static let movedFlag: UInt8 = 0x80
 
-    /// A change's header as stored: type, entity, key, moved key and property count.
+    /// Set on a change's type byte when the values of the entity's declared key follow
+    /// (``RecordedChange/key``): a count, then each attribute's name and value; history
+    /// format 7. Only entities with a declared key (adopted tables) set it: the changes of
+    /// every other entity are stored as before.
+    static let keyFlag: UInt8 = 0x40
+
+    /// A change's header as stored: type, entity, key, moved key, declared key and property count.
     struct ChangeHeader {
         let type: PersistentHistoryChangeType
         let entity: String
         let key: Int64
         let movedKey: Int64?
+        let declaredKey: [(name: String, value: AttributeValue)]
         let propertyCount: Int
+
+        /// The declared key's values by name, as ``PersistentHistoryChange/key`` gives them.
+        var keyValues: [String: AttributeValue] {
+            declaredKey.isEmpty ? [:] : Dictionary(declaredKey.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
     }
 
     enum ValueTag: UInt8 {
@@ -45,10 +57,17 @@ struct HistoryPayload {
     /// Appends one change in the payload format, interning its names.
     static func encodeChange(_ change: RecordedChange, into body: inout ByteWriter, names: inout NameTable) {
         let type: UInt8 = change.type == .insert ? 0 : change.type == .update ? 1 : 2
-        body.byte(change.movedKey == nil ? type : type | movedFlag)
+        body.byte(type | (change.movedKey == nil ? 0 : movedFlag) | (change.key.isEmpty ? 0 : keyFlag))
         body.varint(UInt64(names.intern(change.entity)))
         body.signed(change.primaryKey)
         if let moved = change.movedKey { body.signed(moved) }
+        if !change.key.isEmpty {
+            body.varint(UInt64(change.key.count))
+            for part in change.key {
+                body.varint(UInt64(names.intern(part.name)))
+                body.value(part.value) { names.intern($0) }
+            }
+        }
         body.varint(UInt64(change.properties.count))
         for property in change.properties {
             body.varint(UInt64(names.intern(property.name)))
@@ -109,7 +128,7 @@ struct HistoryPayload {
     static func decodeChange(_ reader: inout ByteReader, names: [String]) throws -> RecordedChange {
         let header = try changeHeader(&reader, names: names)
         func name() throws -> String { try Self.name(&reader, names) }
-        var change = RecordedChange(type: header.type, entity: header.entity, primaryKey: header.key, properties: [], movedKey: header.movedKey)
+        var change = RecordedChange(type: header.type, entity: header.entity, primaryKey: header.key, properties: [], movedKey: header.movedKey, key: header.declaredKey)
         for _ in 0..<header.propertyCount {
             var property = RecordedChange.Property(name: try name())
             let flags = Flags(rawValue: try reader.byte())
@@ -147,16 +166,22 @@ struct HistoryPayload {
         return (bytes, names, reader)
     }
 
-    /// A change's header: type, entity, key, moved key and property count.
+    /// A change's header: type, entity, key, moved key, declared key and property count.
     static func changeHeader(_ reader: inout ByteReader, names: [String]) throws -> ChangeHeader {
         let typeByte = try reader.byte()
-        let plain = typeByte & ~movedFlag
+        let plain = typeByte & ~(movedFlag | keyFlag)
         guard plain <= 2 else { throw damaged() }
         let type: PersistentHistoryChangeType = plain == 0 ? .insert : plain == 1 ? .update : .delete
         let entity = try name(&reader, names)
         let key = try reader.signed()
         let moved = typeByte & movedFlag != 0 ? try reader.signed() : nil
-        return ChangeHeader(type: type, entity: entity, key: key, movedKey: moved, propertyCount: try reader.count())
+        var declaredKey: [(name: String, value: AttributeValue)] = []
+        if typeByte & keyFlag != 0 {
+            for _ in 0..<(try reader.count()) {
+                declaredKey.append((try name(&reader, names), try reader.value(storeID: HistoryRecorder.placeholderStore, names: names)))
+            }
+        }
+        return ChangeHeader(type: type, entity: entity, key: key, movedKey: moved, declaredKey: declaredKey, propertyCount: try reader.count())
     }
 
     /// A property's name and flags.
@@ -227,7 +252,7 @@ struct HistoryPayload {
             let properties = try decodeProperties(&reader, count: header.propertyCount, names: names, storeID: storeID)
             changes.append(PersistentHistoryChange(token: token, index: index, changedObjectID: ObjectID(storeID: storeID, entityName: header.entity, primaryKey: header.key),
                                                    changeType: header.type, properties: properties,
-                                                   movedKey: header.movedKey))
+                                                   movedKey: header.movedKey, key: header.keyValues))
         }
         return changes
     }

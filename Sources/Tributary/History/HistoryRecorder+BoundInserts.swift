@@ -18,9 +18,11 @@ extension HistoryRecorder {
         var values: UnsafeBufferPointer<AttributeValue>?
     }
 
-    /// The capture of `table` when its inserts can be recorded from bound values, else nil.
+    /// The capture of `table` when its inserts can be recorded from bound values, else nil
+    /// (an adopted table with a declared key records through the hook, which writes the key).
     func boundInsertCapture(table: String) -> Int? {
-        guard isEnabled, boundInserts, let index = captures.firstIndex(where: { $0.entity == table }), !captures[index].slots.contains(where: { $0.dataIndex < 0 }) else { return nil }
+        guard isEnabled, boundInserts, let index = captures.firstIndex(where: { $0.entity == table }),
+              !captures[index].slots.contains(where: { $0.dataIndex < 0 }), captures[index].keySlots.isEmpty else { return nil }
         return index
     }
 

@@ -5,7 +5,9 @@ import Foundation
 /// with the first (Core Data coalesces the same way): insert then update is an
 /// insert with the final values; update then update keeps the first `before` and
 /// the last `after`; insert then delete is nothing; update then delete is a delete
-/// with the original values; memberships added and removed net out.
+/// with the original values; memberships added and removed net out. The declared key
+/// (``RecordedChange/key``) follows: an insert's is its final one, an update's or a
+/// delete's the one the object had before the first change.
 extension HistoryRecorder {
     /// Merges a row event into the object's earlier change.
     func mergeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
@@ -33,7 +35,18 @@ extension HistoryRecorder {
         }
         let type: PersistentHistoryChangeType = op == SQLITE_INSERT ? .insert : op == SQLITE_DELETE ? .delete : .update
         if type == .update && properties.isEmpty { return }
-        record(RecordedChange(type: type, entity: capture.entity, primaryKey: key, properties: properties), entityIndex: index)
+        var change = RecordedChange(type: type, entity: capture.entity, primaryKey: key, properties: properties)
+        change.key = declaredKey(db: db, capture: capture, old: op != SQLITE_INSERT)
+        record(change, entityIndex: index, keyAfter: op == SQLITE_UPDATE ? declaredKey(db: db, capture: capture, old: false) : [])
+    }
+
+    /// The values of the row's declared key, old or new; empty for an entity without one.
+    private func declaredKey(db: OpaquePointer, capture: TableCapture, old: Bool) -> [(name: String, value: AttributeValue)] {
+        capture.keySlots.compactMap { i in
+            let slot = capture.slots[i]
+            guard case .attribute(let name, let type, _) = capture.columns[Int(slot.column)] else { return nil }
+            return (name, Self.read(db, column: Int(slot.column), old: old, as: type))
+        }
     }
 
     /// A join-table row inserted or deleted: a membership change on both objects.
@@ -51,8 +64,9 @@ extension HistoryRecorder {
         membership(join.destination, dst, src)
     }
 
-    /// Adds a change, merging it with an earlier change to the same object.
-    func record(_ change: RecordedChange, entityIndex: Int) {
+    /// Adds a change, merging it with an earlier change to the same object; `keyAfter` is an
+    /// update's declared key after it, the key of an insert it merges into.
+    func record(_ change: RecordedChange, entityIndex: Int, keyAfter: [(name: String, value: AttributeValue)] = []) {
         let key = ObjectKey(entity: entityIndex, key: change.primaryKey)
         guard let segmentIndex = indexByObject[entity: key.entity, key: key.key],
               let existing = try? decodeSegment(segmentIndex)
@@ -64,6 +78,7 @@ extension HistoryRecorder {
         switch (existing.type, change.type) {
         case (.insert, .update):
             merged.properties = Self.apply(change.properties, onto: existing.properties, keepBefore: false)
+            if !keyAfter.isEmpty { merged.key = keyAfter }
         case (.update, .update):
             merged.properties = Self.apply(change.properties, onto: existing.properties, keepBefore: true)
         case (.insert, .delete):
@@ -73,6 +88,7 @@ extension HistoryRecorder {
             return
         case (.update, .delete):
             merged = change
+            if !existing.key.isEmpty { merged.key = existing.key }
             let earlier = Dictionary(existing.properties.map { ($0.name, $0.before) }, uniquingKeysWith: { a, _ in a })
             for i in merged.properties.indices where merged.properties[i].membership == nil {
                 if let before = earlier[merged.properties[i].name] { merged.properties[i].before = before }

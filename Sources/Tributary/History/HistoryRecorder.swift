@@ -28,6 +28,9 @@ final class HistoryRecorder: @unchecked Sendable {
         let cName: [CChar]
         /// The captured columns as plain values, for the hot loop.
         let slots: [Slot]
+        /// The declared key's attributes (``EntityDescription/declaredKey``), in key order, as
+        /// indexes into ``slots``; empty for the tables of nearly every entity.
+        var keySlots: [Int] = []
     }
 
     /// A captured column: where it is and how to write it.
@@ -118,6 +121,8 @@ final class HistoryRecorder: @unchecked Sendable {
     var boundInserts = true
     /// Per capture, each captured column with its property and destination names' indexes in `names` (filled on first use in a transaction).
     @exclusivity(unchecked) private var plans: [ContiguousArray<PlannedSlot>] = []
+    /// Per capture, its declared key's planned slots (``TableCapture/keySlots``; filled with `plans`).
+    @exclusivity(unchecked) var keyPlans: [ContiguousArray<PlannedSlot>] = []
     @exclusivity(unchecked) private var entityNameIDs: [Int] = []
 
     /// A captured column ready for the hot loop: the slot and its names in this transaction.
@@ -175,7 +180,11 @@ final class HistoryRecorder: @unchecked Sendable {
                     return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false, dataIndex: table.columnIndex[name] ?? -1, computed: false)
                 }
             }
-            captures.append(TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots))
+            var capture = TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots)
+            capture.keySlots = table.entity.declaredKey.compactMap { key in
+                slots.firstIndex { if case .attribute(key, _, _) = columns[Int($0.column)] { true } else { false } }
+            }
+            captures.append(capture)
             for relationship in table.entity.relationships {
                 if case .joinTable(let joinTable, "src", _) = table.storage[relationship.name]! {
                     joinByName[joinTable] = joins.count
@@ -207,6 +216,7 @@ final class HistoryRecorder: @unchecked Sendable {
         segments.removeAll(keepingCapacity: true)
         indexByObject.removeAll()
         plans = captures.map { _ in [] }
+        keyPlans = plans
         entityNameIDs = Array(repeating: -1, count: captures.count)
     }
 
@@ -303,6 +313,8 @@ final class HistoryRecorder: @unchecked Sendable {
             plan.append(PlannedSlot(slot: slot, name: name, destination: destination))
         }
         plans[index] = plan
+        // Written only for a declared key: the others keep the empty plan without a copy.
+        if !capture.keySlots.isEmpty { keyPlans[index] = ContiguousArray(capture.keySlots.map { plan[$0] }) }
     }
 
     private func encodeRow(db: OpaquePointer, op: Int32, capture index: Int, key: Int64) {
@@ -315,7 +327,8 @@ final class HistoryRecorder: @unchecked Sendable {
             propertyCount = changed.reduce(0) { $1 ? $0 + 1 : $0 }
             if propertyCount == 0 { return }
         }
-        var out = beginRow(op: op, entity: entityID, key: key, propertyCount: propertyCount)
+        var out = keyPlans[index].isEmpty ? beginRow(op: op, entity: entityID, key: key, propertyCount: propertyCount)
+            : beginKeyedRow(db: db, op: op, entity: entityID, key: key, propertyCount: propertyCount, keySlots: keyPlans[index])
         var flags: HistoryPayload.Flags = []
         if op != SQLITE_INSERT { flags.insert(.before) }
         if op != SQLITE_DELETE { flags.insert(.after) }
@@ -355,6 +368,25 @@ final class HistoryRecorder: @unchecked Sendable {
         out.byte(op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2)
         out.varint(UInt64(entity))
         out.signed(key)
+        out.varint(UInt64(propertyCount))
+        return out
+    }
+
+    /// Starts the row of an entity with a declared key: as ``beginRow``, with the key's values
+    /// (new for an insert, old for an update or a delete) before the property count.
+    private func beginKeyedRow(db: OpaquePointer, op: Int32, entity: Int, key: Int64, propertyCount: Int, keySlots: ContiguousArray<PlannedSlot>) -> RowWriter {
+        var out = scratch
+        out.removeAll()
+        out.reserve(32)
+        out.byte((op == SQLITE_INSERT ? 0 : op == SQLITE_UPDATE ? 1 : 2) | HistoryPayload.keyFlag)
+        out.varint(UInt64(entity))
+        out.signed(key)
+        out.varint(UInt64(keySlots.count))
+        for slot in keySlots {
+            out.reserve(64)
+            out.varint(UInt64(slot.name))
+            Self.writeValue(db, column: Int(slot.column), old: op != SQLITE_INSERT, type: slot.type, into: &out)
+        }
         out.varint(UInt64(propertyCount))
         return out
     }

@@ -78,6 +78,20 @@ public struct PersistentHistoryChange: Sendable, Equatable {
     public let properties: [PropertyChange]
     /// The other key of a key change (``movedFrom``, ``movedTo``).
     var movedKey: Int64?
+    /// The row's key as its table declares it, when that is not the object's key: the values
+    /// of the entity's `EntityDescription.declaredKey` attributes (an adopted table's text key,
+    /// composite key or `INT PRIMARY KEY`) after an insert, and before an update or a delete.
+    /// An update that changed a key attribute still names the row by its old key here; the
+    /// new value is among its ``updatedProperties``. Empty for every other entity (an
+    /// `INTEGER PRIMARY KEY` is the object ID's key, ``changedObjectID``).
+    ///
+    /// ```swift
+    /// // CREATE TABLE users(email TEXT PRIMARY KEY, name TEXT), adopted;
+    /// // sqlite3: UPDATE users SET name = 'Ann' WHERE email = 'ann@example.com'
+    /// change.key            // ["email": .string("ann@example.com")]
+    /// change.changeType     // .update, properties: name only
+    /// ```
+    public internal(set) var key: [String: AttributeValue] = [:]
 
     /// A unique, ordered ID: the token's value and the index.
     public var changeID: String { "\(token.value).\(index)" }

@@ -40,8 +40,8 @@ extension PersistentHistoryTransaction {
 extension PersistentHistoryChange {
     /// Writes the change as a JSON object: `entity`, `objectID`, `type`, `movedFrom` (an insert
     /// continuing a moved object, ``movedFrom``) or `movedTo` (a delete of one, ``movedTo``)
-    /// when set, then `after` (insert), `updatedProperties` with `before` and `after` (update)
-    /// or `before` (delete).
+    /// when set, `key` (the table's declared key, ``key``) when there is one, then `after`
+    /// (insert), `updatedProperties` with `before` and `after` (update) or `before` (delete).
     ///
     /// ```swift
     /// // {"entity":"counters","objectID":"tributary://…/counters/p7","type":"insert","movedFrom":"tributary://…/counters/p1","after":{…}}
@@ -56,6 +56,7 @@ extension PersistentHistoryChange {
             o.field("objectID", .objectID(changedObjectID))
             o.field("type", changeType.rawValue)
             Self.writeMove(movedFrom: movedFrom, movedTo: movedTo, to: &o)
+            Self.writeKey(key, to: &o)
             Self.writeValues(properties, of: changeType, omittingExcludedValues: false, to: &o)
         }
     }
@@ -69,6 +70,19 @@ extension PersistentHistoryChange {
     public static func writeMove(movedFrom: ObjectID?, movedTo: ObjectID?, to o: inout JSONWriter) {
         if let movedFrom { o.field("movedFrom", .objectID(movedFrom)) }
         if let movedTo { o.field("movedTo", .objectID(movedTo)) }
+    }
+
+    /// Writes `"key"`, the row's declared key (``key``) as an object of its values by attribute
+    /// name (in name order), into the open object `o` when it is not empty, as `history --json`
+    /// and the change-stream encodings do.
+    ///
+    /// ```swift
+    /// json.object { o in PersistentHistoryChange.writeKey(change.key, to: &o) }   // "key":{"email":"ann@example.com"}
+    /// ```
+    public static func writeKey(_ key: [String: AttributeValue], to o: inout JSONWriter) {
+        guard !key.isEmpty else { return }
+        o.key("key")
+        o.object { values in for (name, value) in key.sorted(by: { $0.key < $1.key }) { values.field(name, value) } }
     }
 
     /// Writes a change's values into the open object `o`, as `history --json` and the

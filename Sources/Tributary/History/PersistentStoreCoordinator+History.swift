@@ -163,7 +163,7 @@ extension PersistentStoreCoordinator {
                 try body(HistoryChangeView(payload: bytes, names: names, propertiesOffset: offset, propertyCount: header.propertyCount, storeID: storeID,
                                            token: token, timestamp: timestamp, author: author, contextName: contextName, reason: reason,
                                            index: index, changeType: header.type, entityName: header.entity, primaryKey: header.key,
-                                           chainHash: chainHash, movedKey: header.movedKey))
+                                           chainHash: chainHash, movedKey: header.movedKey, key: header.keyValues))
             }
         }
     }

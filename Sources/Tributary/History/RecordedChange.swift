@@ -24,4 +24,7 @@ struct RecordedChange {
     /// on the insert at the new key, the key the object moved from; on the delete at the old
     /// key, the key it moved to. Nil for every other change.
     var movedKey: Int64?
+    /// The values of the entity's declared key (``EntityDescription/declaredKey``), in key
+    /// order: after an insert, before an update or a delete. Empty for entities without one.
+    var key: [(name: String, value: AttributeValue)] = []
 }

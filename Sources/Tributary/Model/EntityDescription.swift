@@ -38,6 +38,18 @@ public struct EntityDescription: Sendable, Codable, Hashable {
     /// Nil for the tables Tributary creates, keyed by `_pk` and versioned by `_version`;
     /// an adopted table has no version column.
     public var tableKey: String?
+    /// The key an adopted table declares when it does not identify its rows (a text key, a
+    /// composite key, an `INT PRIMARY KEY` that is not an alias of the rowid): its attributes,
+    /// in key order. The rows are keyed by their rowid (``tableKey``), and every history change
+    /// of the entity carries these attributes' values (`PersistentHistoryChange.key`). Empty
+    /// when the object's key is the declared key itself (an `INTEGER PRIMARY KEY`), when the
+    /// table declares none, and for the tables Tributary creates.
+    ///
+    /// ```swift
+    /// // CREATE TABLE users(email TEXT PRIMARY KEY, name TEXT), adopted:
+    /// model.entity(named: "users")?.declaredKey   // ["email"]
+    /// ```
+    public var declaredKey: [String] = []
     /// The entity's name in an older model (Core Data's `renamingIdentifier`, `renamedFrom:`
     /// in a model file): an explicit migration renames that table to ``name``, keeping its rows
     /// and their object IDs' primary keys. Ignored when the older model has no such entity or
@@ -57,7 +69,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         self.indexes = indexes
     }
 
-    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey, renamingIdentifier = "renamedFrom" }
+    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey, declaredKey, renamingIdentifier = "renamedFrom" }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -67,7 +79,22 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
         indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
         tableKey = try c.decodeIfPresent(String.self, forKey: .tableKey)
+        declaredKey = try c.decodeIfPresent([String].self, forKey: .declaredKey) ?? []
         renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
+    }
+
+    /// Encodes what the synthesized form did, and ``declaredKey`` only when there is one: a
+    /// model without one keeps its canonical JSON, and so its version hash.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(attributes, forKey: .attributes)
+        try c.encode(relationships, forKey: .relationships)
+        try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints)
+        try c.encode(indexes, forKey: .indexes)
+        try c.encodeIfPresent(tableKey, forKey: .tableKey)
+        if !declaredKey.isEmpty { try c.encode(declaredKey, forKey: .declaredKey) }
+        try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
     }
 
     /// The attribute named `name`.

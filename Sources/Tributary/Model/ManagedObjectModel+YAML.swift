@@ -68,7 +68,7 @@ struct ModelYAMLReader {
     let source: String
 
     static let topKeys = ["entities"]
-    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey", "renamedFrom"]
+    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey", "declaredKey", "renamedFrom"]
     static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory", "derived", "renamedFrom"]
     static let relationshipKeys = ["to", "inverse", "toMany", "deleteRule", "optional", "renamedFrom"]
 
@@ -121,6 +121,7 @@ struct ModelYAMLReader {
         if let unique = body["unique"] { entity.uniquenessConstraints += try nameLists(unique, what: "unique") }
         if let indexes = body["indexes"] { entity.indexes += try nameLists(indexes, what: "indexes") }
         if let key = body["tableKey"] { entity.tableKey = try string(key, what: "'tableKey' of '\(name)'") }
+        if let key = body["declaredKey"] { entity.declaredKey = try nameLists(key, what: "declaredKey").flatMap { $0 } }
         if let old = body["renamedFrom"] { entity.renamingIdentifier = try string(old, what: "'renamedFrom' of '\(name)'") }
         return entity
     }

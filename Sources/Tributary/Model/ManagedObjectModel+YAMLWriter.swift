@@ -9,6 +9,7 @@ extension ManagedObjectModel {
         for entity in entities {
             out += "  \(entity.name):\n"
             if let key = entity.tableKey { out += "    tableKey: \(Self.yamlString(key))\n" }
+            if !entity.declaredKey.isEmpty { out += "    declaredKey: [\(entity.declaredKey.joined(separator: ", "))]\n" }
             if let old = entity.renamingIdentifier { out += "    renamedFrom: \(old)\n" }
             if !entity.attributes.isEmpty {
                 out += "    attributes:\n"

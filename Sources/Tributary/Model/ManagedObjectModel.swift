@@ -134,6 +134,9 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
                 throw fail("entity has \(columns) columns, more than \(Self.maximumColumns)", "entity \(entity.name)", hint: "split it into related entities")
             }
             if let key = entity.tableKey { try Self.checkAdopted(entity, key: key) }
+            else if !entity.declaredKey.isEmpty {
+                throw fail("only an adopted table (one with a tableKey) has a declared key", "entity \(entity.name)", hint: "remove declaredKey")
+            }
             try Self.checkRenamingIdentifiers(of: entity)
             for attribute in entity.attributes {
                 if let value = attribute.defaultValue, !value.isNull, value.coerced(to: attribute.type) == nil {
@@ -186,6 +189,9 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         }
         if !entity.relationships.isEmpty {
             throw TributaryError(.invalidModel, "an adopted table cannot have relationships yet", location: place, hint: "keep its foreign-key columns as integer attributes")
+        }
+        for name in entity.declaredKey where entity.attribute(named: name) == nil {
+            throw TributaryError(.invalidModel, "the declared key names '\(name)', which is not an attribute", location: place, hint: "list the attributes of the table's PRIMARY KEY")
         }
         if entity.attributes.contains(where: \.isDerived) {
             throw TributaryError(.invalidModel, "an adopted table cannot have derived attributes", location: place, hint: "compute the value in a view or in the program that writes it")

@@ -25,7 +25,7 @@ enum HistoryFormatter {
                 let values = change.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded }.map { "\($0.name)=\(show($0.after))" }
                 lines.append("  + insert \(object)\(moved("from", change.movedFrom))  \(values.joined(separator: "  "))")
             case .update:
-                lines.append("  ~ update \(object)")
+                lines.append("  ~ update \(object)\(declaredKey(change.key))")
                 for property in change.properties {
                     if property.isMembershipChange {
                         let added = property.added.map { "+\($0.entityName)/p\($0.primaryKey)" }
@@ -46,6 +46,12 @@ enum HistoryFormatter {
             lines.append("  … and \(Plural.counted(transaction.changes.count - shown, "more change"))")
         }
         return lines
+    }
+
+    /// `  [email "ann@example.com"]`: the row's declared key an update names it by (its insert
+    /// and delete lines show every value, the key's among them), empty when it has none.
+    private static func declaredKey(_ key: [String: AttributeValue]) -> String {
+        key.isEmpty ? "" : "  [" + key.sorted { $0.key < $1.key }.map { "\($0.key) \(show($0.value))" }.joined(separator: "  ") + "]"
     }
 
     /// ` (moved from Entity/p1)`: where a key change took the object (`direction` "from" or

@@ -53,9 +53,11 @@ public struct RecordTransform: Sendable {
         case .include(let names):
             let entity = record.entityName
             record.properties.removeAll { !Self.matches($0.name, entity, names) }
+            record.key = record.key.filter { Self.matches($0.key, entity, names) }
         case .exclude(let names):
             let entity = record.entityName
             record.properties.removeAll { Self.matches($0.name, entity, names) }
+            record.key = record.key.filter { !Self.matches($0.key, entity, names) }
         case .rename(let names):
             if let name = names[record.entityName] {
                 func renamed(_ id: ObjectID) -> ObjectID { ObjectID(storeID: id.storeID, entityName: name, primaryKey: id.primaryKey) }
@@ -71,6 +73,7 @@ public struct RecordTransform: Sendable {
                 if changed.after.map({ !$0.isNull }) ?? false { changed.after = .string(Self.redactedText) }
                 return changed
             }
+            for (name, value) in record.key where Self.matches(name, record.entityName, names) && !value.isNull { record.key[name] = .string(Self.redactedText) }
         case .hash(let names, let salt):
             record.properties = record.properties.map { property in
                 guard Self.matches(property.name, record.entityName, names), !property.isMembershipChange else { return property }
@@ -79,6 +82,7 @@ public struct RecordTransform: Sendable {
                 changed.after = changed.after.map { Self.hash($0, salt: salt) }
                 return changed
             }
+            for (name, value) in record.key where Self.matches(name, record.entityName, names) { record.key[name] = Self.hash(value, salt: salt) }
         }
         return record
     }

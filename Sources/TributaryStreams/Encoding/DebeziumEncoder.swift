@@ -11,6 +11,10 @@ import Tributary
 /// linked as Debezium links them in message headers: the delete carries
 /// `"__debezium.newkey":{"_pk":7}`, the create `"__debezium.oldkey":{"_pk":1}` (this
 /// encoding has no headers, so they are fields of the envelope; there is no tombstone).
+/// A table that declares a key other than its object key (an adopted table's text or
+/// composite key, ``StreamRecord/key``) keys its rows by rowid as `_pk`, and each record adds
+/// `"key":{"email":"ann@example.com"}`: the message key Debezium would give the row, by the
+/// declared key's values before an update or a delete and after an insert.
 ///
 /// ```swift
 /// var encoder = DebeziumEncoder(clock: { Date() })
@@ -97,6 +101,7 @@ public struct DebeziumEncoder: RecordEncoder {
             }
             Self.writeKeyLink("__debezium.oldkey", record.movedFrom, to: &o)
             Self.writeKeyLink("__debezium.newkey", record.movedTo, to: &o)
+            PersistentHistoryChange.writeKey(record.key, to: &o)
         }
         buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)

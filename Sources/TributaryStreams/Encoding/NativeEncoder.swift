@@ -33,7 +33,7 @@ public struct NativeEncoder: RecordEncoder {
 
     public mutating func encode(_ record: StreamRecord, into buffer: inout [UInt8]) {
         texts.update(for: record)
-        if (record.operation == .create || record.operation == .read), record.movedFrom == nil,
+        if (record.operation == .create || record.operation == .read), record.movedFrom == nil, record.key.isEmpty,
            !record.properties.contains(where: { $0.isMembershipChange || $0.isValueExcluded }) {
             encodeInsert(record, into: &buffer)
             return
@@ -49,7 +49,7 @@ public struct NativeEncoder: RecordEncoder {
         buffer.append(0x0A)
     }
 
-    /// Inserts and reads without links, excluded values or a move (nearly every record of a bulk
+    /// Inserts and reads without links, excluded values, a move or a declared key (nearly every record of a bulk
     /// load), written straight into `buffer` with the field names as ready-made bytes: the
     /// same bytes as the general path through ``JSONWriter``, in a third of the time.
     private mutating func encodeInsert(_ record: StreamRecord, into buffer: inout [UInt8]) {
@@ -72,7 +72,8 @@ public struct NativeEncoder: RecordEncoder {
     /// as ``encode(_:into:)`` encodes the same change made into a ``StreamRecord`` at
     /// `position`, without making one (nor its property values): the exporter's fast path.
     /// Returns false, appending nothing, for what this form does not cover (updates, deletes,
-    /// links, values excluded from history, inserts of a moved object): encode those as records.
+    /// links, values excluded from history, inserts of a moved object or with a declared key):
+    /// encode those as records.
     ///
     /// ```swift
     /// if try !encoder.encodeInsert(view, position: position, storeID: storeID, into: &line) {
@@ -80,7 +81,7 @@ public struct NativeEncoder: RecordEncoder {
     /// }
     /// ```
     public mutating func encodeInsert(_ change: HistoryChangeView, position: StreamPosition, storeID: UUID, into buffer: inout [UInt8]) throws -> Bool {
-        guard change.changeType == .insert, !position.isSnapshot, change.movedFrom == nil else { return false }
+        guard change.changeType == .insert, !position.isSnapshot, change.movedFrom == nil, change.key.isEmpty else { return false }
         let start = buffer.count
         texts.update(storeID: storeID, token: position.token, timestamp: change.timestamp)
         appendHeader(position: position, storeID: storeID, author: change.author, contextName: change.contextName, reason: change.reason,

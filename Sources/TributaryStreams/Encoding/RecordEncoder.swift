@@ -52,7 +52,8 @@ public enum StreamFormat: String, Sendable, Codable, CaseIterable {
 
 /// The fields every encoding shares: what happened to which object, with values.
 enum RecordBody {
-    /// Writes `entity`, `objectID`, `type`, `movedFrom` or `movedTo` when set, then `after` and
+    /// Writes `entity`, `objectID`, `type`, `movedFrom` or `movedTo` when set, `key` when the
+    /// table declares one (``StreamRecord/key``), then `after` and
     /// `relationships` (insert, read), `updatedProperties` (update) or `before` (delete), and
     /// `excluded`, as `history --json` does.
     static func write(_ record: StreamRecord, texts: inout RecordTexts, to o: inout JSONWriter) {
@@ -60,6 +61,7 @@ enum RecordBody {
         o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
         PersistentHistoryChange.writeMove(movedFrom: record.movedFrom, movedTo: record.movedTo, to: &o)
+        PersistentHistoryChange.writeKey(record.key, to: &o)
         let type: PersistentHistoryChangeType
         switch record.operation {
         case .create, .read: type = .insert

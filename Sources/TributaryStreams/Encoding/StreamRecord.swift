@@ -72,6 +72,17 @@ public struct StreamRecord: Sendable, Equatable {
     /// after (`PersistentHistoryChange.movedTo`); nil otherwise. Native and CloudEvents records
     /// carry it as `movedTo`, Debezium's as `__debezium.newkey`.
     public var movedTo: ObjectID?
+    /// The row's key as its table declares it, when that is not the object's key
+    /// (`PersistentHistoryChange.key`: an adopted table's text or composite key): its values
+    /// after an insert, before an update or a delete; empty for every other entity. Native and
+    /// CloudEvents records carry it as `key`, Debezium's as `key` beside the envelope's fields
+    /// (the message key Debezium gives a table keyed by those columns). Properties left out of
+    /// the stream are left out of it too.
+    ///
+    /// ```swift
+    /// if let email = record.key["email"] { print("\(record.operation.name) of \(email)") }
+    /// ```
+    public var key: [String: AttributeValue] = [:]
     /// The chain hash of the record's transaction (`HistoryChangeView.chainHash`), on the
     /// record that completes its transaction in a pipeline's delivery and nil on the others: a
     /// hash at token T vouches for the history through T, so a sink records it only once every
@@ -101,6 +112,7 @@ public struct StreamRecord: Sendable, Equatable {
                   operation: StreamOperation(change.changeType), objectID: change.changedObjectID, properties: change.properties, reason: reason)
         movedFrom = change.movedFrom
         movedTo = change.movedTo
+        key = change.key
     }
 
     /// The record of the history change `view` reads in place, without the properties
@@ -116,6 +128,7 @@ public struct StreamRecord: Sendable, Equatable {
                   properties: Self.keeping(change.properties, of: view.entityName, excluding: excluded), reason: view.reason)
         movedFrom = change.movedFrom
         movedTo = change.movedTo
+        key = excluded.isEmpty ? change.key : change.key.filter { !Self.isExcluded($0.key, of: view.entityName, excluded) }
     }
 
     /// The record (op `r`) of a snapshot object at `position`, read at `timestamp`.
@@ -131,7 +144,11 @@ public struct StreamRecord: Sendable, Equatable {
     }
 
     private static func keeping(_ properties: [PropertyChange], of entity: String, excluding excluded: Set<String>) -> [PropertyChange] {
-        excluded.isEmpty ? properties : properties.filter { !excluded.contains($0.name) && !excluded.contains("\(entity).\($0.name)") }
+        excluded.isEmpty ? properties : properties.filter { !isExcluded($0.name, of: entity, excluded) }
+    }
+
+    private static func isExcluded(_ name: String, of entity: String, _ excluded: Set<String>) -> Bool {
+        excluded.contains(name) || excluded.contains("\(entity).\(name)")
     }
 
     /// The token, printed as history prints it.

@@ -80,6 +80,8 @@ struct SchemaInference {
         let key = try self.key(of: name, columns: columns, notes: &notes, on: db)
         var entity = EntityDescription(name: name)
         entity.tableKey = key
+        // A key that is not the object's key is kept as attributes, and named in every change.
+        entity.declaredKey = columns.filter { $0.primaryKey > 0 && $0.name != key }.sorted { $0.primaryKey < $1.primaryKey }.map(\.name)
         for column in columns where column.name != key {
             guard column.hidden == 0 else {
                 notes.append("generated column \(column.name) is left out (SQLite computes it)")
@@ -117,8 +119,10 @@ struct SchemaInference {
         guard let rowid = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
             throw Refusal(text: "'\(table)' has no INTEGER PRIMARY KEY and columns named rowid, _rowid_ and oid hide its rowid")
         }
-        let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(declared.map(\.name).joined(separator: ", "))) is not an INTEGER PRIMARY KEY"
-        notes.append("\(declaredKey): rows are identified by their rowid, which VACUUM may renumber, changing their object IDs; declare an INTEGER PRIMARY KEY to keep them")
+        let keyNames = declared.map(\.name).joined(separator: ", ")
+        let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(keyNames)) is not an INTEGER PRIMARY KEY"
+        let named = declared.isEmpty ? "" : " (every change names its row by \(keyNames) too)"
+        notes.append("\(declaredKey): rows are identified by their rowid, which VACUUM may renumber, changing their object IDs\(named); declare an INTEGER PRIMARY KEY to keep them")
         return rowid
     }
 

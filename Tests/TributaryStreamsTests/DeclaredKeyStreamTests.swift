@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+import Tributary
+@testable import TributaryStreams
+
+/// A record of an adopted table with a declared key names its row by it in every format:
+/// native and CloudEvents `key`, Debezium `key` beside the envelope (its `_pk` stays the
+/// rowid), and the records still read back for replay.
+@Suite struct DeclaredKeyStreamTests {
+    static func keyed(_ record: StreamRecord, _ key: [String: AttributeValue]) -> StreamRecord {
+        var record = record
+        record.key = key
+        return record
+    }
+
+    static let update = keyed(EncodingTests.record(.update, [PropertyChange(name: "name", before: "Ann", after: "Annie")], entity: "users", key: 3),
+                              ["email": "ann@example.com"])
+    static let insert = keyed(EncodingTests.record(.create, [PropertyChange(name: "org", after: "acme"), PropertyChange(name: "login", after: "ann")], index: 1,
+                                                   entity: "members", key: 4), ["org": "acme", "login": "ann"])
+
+    static func model() throws -> ManagedObjectModel {
+        var users = EntityDescription(name: "users", attributes: [AttributeDescription(name: "email", type: .string), AttributeDescription(name: "name", type: .string)])
+        users.tableKey = "rowid"
+        users.declaredKey = ["email"]
+        var members = EntityDescription(name: "members", attributes: [AttributeDescription(name: "org", type: .string), AttributeDescription(name: "login", type: .string)])
+        members.tableKey = "rowid"
+        members.declaredKey = ["org", "login"]
+        return try ManagedObjectModel(entities: [users, members])
+    }
+
+    @Test func everyFormatWritesTheKeyAndReadsBack() throws {
+        let model = try Self.model()
+        for format in StreamFormat.allCases {
+            let lines = EncodingTests.encode(format, [Self.update, Self.insert])
+            #expect(lines[0].contains(#""key":{"email":"ann@example.com"}"#), "\(format): \(lines[0])")
+            #expect(lines[1].contains(#""key":{"login":"ann","org":"acme"}"#), "\(format): in name order: \(lines[1])")
+            if format == .debezium { #expect(lines[0].contains(#""before":{"_pk":3,"name":"Ann"}"#), "the row keeps its rowid: \(lines[0])") }
+            let update = try ReplayChange(line: ArraySlice(lines[0].utf8), format: format, model: model)
+            #expect(update.operation == .update && update.primaryKey == 3 && update.values == ["name": "Annie"], "\(format)")
+            let insert = try ReplayChange(line: ArraySlice(lines[1].utf8), format: format, model: model)
+            #expect(insert.operation == .create && insert.primaryKey == 4 && insert.values == ["org": "acme", "login": "ann"], "\(format)")
+        }
+    }
+
+    @Test func aRecordWithoutAKeyIsWrittenAsBefore() {
+        for format in StreamFormat.allCases {
+            #expect(!EncodingTests.encode(format, [EncodingTests.insert, EncodingTests.update, EncodingTests.delete]).contains { $0.contains(#""key""#) }, "\(format)")
+        }
+    }
+}
