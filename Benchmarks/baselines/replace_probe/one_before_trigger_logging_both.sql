@@ -1,0 +1,1 @@
+CREATE TRIGGER tr BEFORE INSERT ON Post BEGIN INSERT INTO log (t, k0, c0, c1, c2, c3, c4, c5) SELECT 4, _pk, _version, title, content, externalID, createdAt, updatedAt FROM Post WHERE _pk = NEW._pk OR (externalID = NEW.externalID AND _pk IS NOT NEW._pk); INSERT INTO log (t, k0) VALUES (1, NEW._pk); END;
