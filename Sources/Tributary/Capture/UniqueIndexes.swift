@@ -46,7 +46,7 @@ enum UniqueIndexes {
     /// without its `ASC`/`DESC`.
     static func keyTerms(_ sql: String) -> [String] {
         let text = Array(sql)
-        guard let open = text.firstIndex(of: "(") else { return [] }
+        guard let open = firstParenthesis(text) else { return [] }
         var terms: [String] = [], current = "", depth = 0, quote: Character?
         for character in text[(open + 1)...] {
             if let q = quote {
@@ -75,6 +75,21 @@ enum UniqueIndexes {
             }
         }
         return []
+    }
+
+    /// The first `(` outside quotes (an index or table name may hold one).
+    private static func firstParenthesis(_ text: [Character]) -> Int? {
+        var quote: Character?
+        for (i, character) in text.enumerated() {
+            if let q = quote {
+                if character == q || (q == "[" && character == "]") { quote = nil }
+            } else if "'\"`[".contains(character) {
+                quote = character
+            } else if character == "(" {
+                return i
+            }
+        }
+        return nil
     }
 
     private static func trimmingOrder(_ term: String) -> String {
