@@ -288,6 +288,22 @@ import Testing
         }
     }
 
+    /// Names another program gave an adopted table (a space, a hyphen, a keyword, a quote,
+    /// a leading digit) go in backticks, part by part, and print back the same way.
+    @Test func backtickedNames() throws {
+        #expect(try parse("`unit price` > 2") == cmp(key("unit price"), .greater, value(2)))
+        #expect(try parse("`and` == 1 AND `select`.`Order Details` == 'x'") == .and([cmp(key("and"), .equal, value(1)), cmp(.keyPath(["select", "Order Details"]), .equal, value("x"))]))
+        #expect(try parse("a.`b-c` == 1") == cmp(.keyPath(["a", "b-c"]), .equal, value(1)))
+        #expect(try parse("`Größe` == 'L'").predicateFormat == "Größe == \"L\"")
+        for path in [["unit price"], ["say \"hi\""], ["1st"], ["a", "b-c"], ["_note"]] {
+            let predicate = cmp(.keyPath(path), .equal, value(1))
+            #expect(try StorePredicate(format: predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
+        }
+        #expect(try parse("`unit price` == 1").predicateFormat == "`unit price` == 1")
+        failure("`unit price == 1", offset: 0, token: "`unit price")
+        failure("a == 1 AND `` == 2", offset: 11, token: "``")
+    }
+
     @Test(arguments: ComparisonOperator.allCases)
     func everyOperatorRoundTrips(_ op: ComparisonOperator) throws {
         let right: Expression = op == .between || op == .in ? .aggregate([value(1), value(2)]) : value("v")

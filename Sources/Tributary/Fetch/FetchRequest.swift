@@ -30,18 +30,25 @@ public struct SortDescriptor: Sendable, Equatable {
         self.ascending = ascending
     }
 
-    /// Parses `key`, `key:asc` or `key:desc`, as the CLI's `--sort` takes them.
+    /// Parses `key`, `key:asc` or `key:desc`, as the CLI's `--sort` takes them; a name that
+    /// is not a plain word goes in backticks (`` `unit price`:desc ``).
     public init(parsing text: String) throws {
-        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-        guard let key = parts.first, !key.isEmpty else {
+        var quoted = false
+        let colon = text.indices.last { index in
+            if text[index] == "`" { quoted.toggle() }
+            return text[index] == ":" && !quoted
+        }
+        let key = String(colon.map { text[..<$0] } ?? text[...]).replacingOccurrences(of: "`", with: "")
+        guard !key.isEmpty else {
             throw TributaryError(.invalidInput, "empty sort key", hint: "write --sort key or --sort key:desc")
         }
         var ascending = true
-        if parts.count == 2 {
-            switch parts[1].lowercased() {
+        if let colon {
+            let direction = text[text.index(after: colon)...]
+            switch direction.lowercased() {
             case "asc", "ascending": ascending = true
             case "desc", "descending": ascending = false
-            default: throw TributaryError(.invalidInput, "unknown sort direction '\(parts[1])' in '\(text)'", hint: "use asc or desc")
+            default: throw TributaryError(.invalidInput, "unknown sort direction '\(direction)' in '\(text)'", hint: "use asc or desc")
             }
         }
         self.init(key, ascending: ascending)

@@ -114,16 +114,19 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         guard !entities.isEmpty else { throw fail("the model has no entities", "model", hint: "declare at least one entity") }
         var seen = Set<String>()
         for entity in entities {
-            guard Self.isValidName(entity.name) else {
-                throw fail("'\(entity.name)' is not a valid entity name", "entity \(entity.name)", hint: "use letters, digits and _, starting with a letter")
+            // An adopted table keeps the names another program gave it.
+            let isNameValid = entity.tableKey == nil ? Self.isValidName : Self.isAdoptableName
+            let nameHint = entity.tableKey == nil ? "use letters, digits and _, starting with a letter" : "an adopted table's names cannot hold . / ` or control characters, nor be _pk, _version or start with _tributary or __"
+            guard isNameValid(entity.name) else {
+                throw fail("'\(entity.name)' is not a valid entity name", "entity \(entity.name)", hint: nameHint)
             }
             guard seen.insert(entity.name.lowercased()).inserted else {
                 throw fail("entity '\(entity.name)' is declared twice", "entity \(entity.name)")
             }
             var names = Set<String>()
             for name in entity.propertyNames {
-                guard Self.isValidName(name) else {
-                    throw fail("'\(name)' is not a valid property name", "entity \(entity.name)", hint: "use letters, digits and _, starting with a letter")
+                guard isNameValid(name) else {
+                    throw fail("'\(name)' is not a valid property name", "entity \(entity.name)", hint: nameHint)
                 }
                 guard names.insert(name.lowercased()).inserted else {
                     throw fail("property '\(name)' is declared twice", "entity \(entity.name)")
@@ -198,8 +201,43 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         }
     }
 
+    /// A name a model declares: letters, digits and `_`, starting with a letter.
     static func isValidName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
         return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+    /// The characters an adopted table's or column's name cannot hold: `.` and `/` separate
+    /// key paths and object references, a backtick quotes a name in a predicate, and a control
+    /// character has no printable form. Any other name another program gave works quoted
+    /// (`Order Details`, `unit-price`).
+    static let unadoptableCharacters = CharacterSet(charactersIn: "./`").union(.controlCharacters)
+
+    /// Names Tributary gives fields of its own beside a row's columns (in stream records and
+    /// the PostgreSQL mirror), compared without case as SQLite compares names.
+    static let reservedNames: Set<String> = ["_pk", "_version"]
+
+    /// Why an adopted table or column cannot have `name`, or nil when it can: any text
+    /// without ``unadoptableCharacters`` that is not one of Tributary's own names.
+    static func adoptionProblem(ofName name: String) -> String? {
+        let lower = name.lowercased()
+        if name.isEmpty { return "has an empty name" }
+        if reservedNames.contains(lower) || lower.hasPrefix("_tributary") || lower.hasPrefix("__") {
+            return "has a name Tributary uses for its own fields"
+        }
+        if !name.unicodeScalars.allSatisfy({ !unadoptableCharacters.contains($0) }) {
+            return "has a name holding . / ` or a control character, which key paths and object IDs cannot carry"
+        }
+        return nil
+    }
+
+    /// A name an adopted table or column may have (``adoptionProblem(ofName:)``).
+    static func isAdoptableName(_ name: String) -> Bool { adoptionProblem(ofName: name) == nil }
+
+    /// Whether `name` must be quoted (`` `Order Details` ``) in a predicate or a sort key.
+    /// A bare key-path part is letters, digits, `_`, `$` and `@`, not starting with a digit.
+    package static func needsQuoting(_ name: String) -> Bool {
+        guard let first = name.first, !first.isNumber else { return true }
+        return !name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" || $0 == "@" }
     }
 }

@@ -89,14 +89,8 @@ struct PredicateFormatLexer {
             guard let value = Double(text) else { throw error("malformed number", at: start, token: text, hint: "write numbers such as 42, -7 or 3.25") }
             return token(.double(value))
         }
-        if c.isLetter || c == "_" || c == "$" || c == "@" || c == "#" {
-            i += 1
-            while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "_" || chars[i] == "$" || chars[i] == "@" || (chars[i] == "." && i + 1 < chars.count && (chars[i + 1].isLetter || chars[i + 1] == "@" || chars[i + 1] == "_")) {
-                i += 1
-            }
-            var text = String(chars[start..<i])
-            if text.hasPrefix("#") { text.removeFirst() }
-            return PredicateToken(kind: .identifier(text), offset: start, text: String(chars[start..<i]))
+        if c.isLetter || c == "_" || c == "$" || c == "@" || c == "#" || c == "`" {
+            return try keyPath(from: start)
         }
         if c == "%" {
             i += 1
@@ -141,5 +135,32 @@ struct PredicateFormatLexer {
             return PredicateToken(kind: .symbol(c == "=" ? "==" : String(c)), offset: start, text: String(c))
         }
         throw error("unexpected character", at: start, token: String(c), hint: "quote string literals with ' or \"")
+    }
+
+    /// A key path or a word: parts joined by `.`, each bare (`title`) or in backticks
+    /// (`` `unit price` ``, for a name another program gave that is not a plain word). A
+    /// leading `#` escapes a reserved word; a backticked first part is never a keyword.
+    private mutating func keyPath(from start: Int) throws -> PredicateToken {
+        var name = ""
+        if chars[i] == "#" { i += 1 }
+        while true {
+            if i < chars.count, chars[i] == "`" {
+                let open = i
+                i += 1
+                while i < chars.count, chars[i] != "`" { i += 1 }
+                guard i < chars.count else { throw error("unterminated quoted name", at: open, token: String(chars[open...].prefix(20)), hint: "close the name with `") }
+                guard i > open + 1 else { throw error("empty quoted name", at: open, token: "``", hint: "write a name between the backticks") }
+                name += String(chars[(open + 1)..<i])
+                i += 1
+            } else {
+                let part = i
+                while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "_" || chars[i] == "$" || chars[i] == "@" { i += 1 }
+                name += String(chars[part..<i])
+            }
+            guard i + 1 < chars.count, chars[i] == ".", chars[i + 1].isLetter || chars[i + 1] == "@" || chars[i + 1] == "_" || chars[i + 1] == "`" else { break }
+            name += "."
+            i += 1
+        }
+        return PredicateToken(kind: .identifier(name), offset: start, text: String(chars[start..<i]))
     }
 }

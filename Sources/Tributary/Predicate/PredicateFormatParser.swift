@@ -38,6 +38,9 @@ struct PredicateFormatParser {
 
     private var current: PredicateToken { tokens[position] }
 
+    /// Whether a word is a key path whatever it spells: `#`-escaped or backticked.
+    private static func isEscaped(_ token: PredicateToken) -> Bool { token.text.first == "#" || token.text.first == "`" }
+
     private mutating func advance() { if position < tokens.count - 1 { position += 1 } }
 
     private func fail(_ message: String, hint: String? = nil) -> TributaryError {
@@ -45,7 +48,7 @@ struct PredicateFormatParser {
     }
 
     private func isKeyword(_ word: String) -> Bool {
-        if case .identifier(let name) = current.kind, current.text.first != "#" { return name.uppercased() == word }
+        if case .identifier(let name) = current.kind, !Self.isEscaped(current) { return name.uppercased() == word }
         return false
     }
 
@@ -210,7 +213,7 @@ struct PredicateFormatParser {
             try expectSymbol("}", hint: "close the list with }")
             return .aggregate(items)
         case .identifier(let name):
-            let word = token.text.first == "#" ? "" : name.uppercased()
+            let word = Self.isEscaped(token) ? "" : name.uppercased()
             // `data`, `uuid`… are key paths unless a `(` follows.
             if Self.valueForms.contains(word), position + 1 < tokens.count, tokens[position + 1].kind == .symbol("(") {
                 return try parseFunction(word)

@@ -51,7 +51,8 @@ extension StorePredicate {
         case .keyPath(let path):
             // A one-part key path spelled like a reserved word needs the # escape.
             if path.count == 1, reservedWords.contains(path[0].uppercased()) { return "#" + path[0] }
-            return path.joined(separator: ".")
+            // A name another program gave that is not a plain word goes in backticks.
+            return path.map { ManagedObjectModel.needsQuoting($0) ? "`\($0)`" : $0 }.joined(separator: ".")
         case .aggregate(let items): return "{" + items.map(format).joined(separator: ", ") + "}"
         case .constant(let value): return format(value)
         case .subqueryCount(let subquery):

@@ -37,8 +37,8 @@ struct SchemaInference {
                 refusedNames.append(table.name)
                 continue
             }
-            guard ManagedObjectModel.isValidName(table.name) else {
-                refused.append("'\(table.name)' is a name that needs quoting")
+            if let problem = ManagedObjectModel.adoptionProblem(ofName: table.name) {
+                refused.append("'\(table.name)' \(problem)")
                 refusedNames.append(table.name)
                 continue
             }
@@ -52,7 +52,7 @@ struct SchemaInference {
             }
         }
         if !refused.isEmpty {
-            let names = refusedNames.map { ManagedObjectModel.isValidName($0) ? $0 : "'\($0)'" }
+            let names = refusedNames.map { ManagedObjectModel.isValidName($0) ? $0 : "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }
             throw TributaryError(.invalidInput, "cannot adopt \(refused.count == 1 ? "a table" : "\(refused.count) tables"): \(refused.joined(separator: "; "))", location: place,
                                  hint: "leave \(names.count == 1 ? "it" : "them") out with " + names.map { "--exclude \($0)" }.joined(separator: " "))
         }
@@ -87,8 +87,8 @@ struct SchemaInference {
                 notes.append("generated column \(column.name) is left out (SQLite computes it)")
                 continue
             }
-            guard ManagedObjectModel.isValidName(column.name) else {
-                throw Refusal(text: "'\(name)' has column '\(column.name)', a name that needs quoting or starts with _")
+            if let problem = ManagedObjectModel.adoptionProblem(ofName: column.name) {
+                throw Refusal(text: "'\(name)' has column '\(column.name)', which \(problem)")
             }
             entity.attributes.append(attribute(column, notes: &notes))
         }
