@@ -8,6 +8,11 @@ import Foundation
 ///                       "swift", .date(cutoff))
 /// let q = try StorePredicate(format: "ANY tags.name == 'swift'")
 /// ```
+///
+/// A key path's part that is not a plain word (a name another program gave an adopted
+/// table: `unit price`, `select`) goes in backticks, and prints back so:
+/// `` `unit price` > 2 ``; `#` before a one-part key path spelled like a keyword does the
+/// same (`#in == 1`), and `%K` takes a key path as an argument.
 public indirect enum StorePredicate: Sendable, Equatable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)
