@@ -111,6 +111,23 @@ extension AdoptionTests {
         #expect(target(properties(transactions.first?.changes.first)["owner_id"]?.after) == "users/2")
     }
 
+    @Test func batchRequestsSetTheRelationshipFromEitherEnd() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try open()
+        let users = try coordinator.fetch(FetchRequest(entityName: "users", sortDescriptors: [SortDescriptor("email")])).map(\.objectID)
+        var insert = BatchInsertRequest(entityName: "notes", objects: [["body": .string("batch"), "owner_id": .objectID(users[1])]])
+        insert.resultType = .objectIDs
+        let inserted = try coordinator.execute(insert).objectIDs
+        #expect(try ForeignWriter.shell(path, "SELECT body, owner_id FROM notes ORDER BY rowid;") == "hello|1\nbatch|2\n")
+        var update = BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'Ann'"))
+        update.addedLinks = ["notes": inserted]
+        try coordinator.execute(update)
+        #expect(try ForeignWriter.shell(path, "SELECT owner_id FROM notes ORDER BY rowid;") == "1\n1\n", "the to-many end writes the other table's column")
+        let moved = try coordinator.fetchHistory(.fetchHistory(after: nil)).last?.changes ?? []
+        #expect(moved.count == 1 && target(properties(moved.first)["owner_id"]?.after) == "users/1", "\(moved)")
+    }
+
     @Test func deleteRulesFollowOnDelete() throws {
         try makeApp(Self.relatedSchema)
         _ = try PersistentStoreCoordinator.adoptDatabase(at: path)

@@ -11,7 +11,7 @@ import TributaryTestSupport
     var path: URL { dir.file("app.db") }
 
     /// An app's database: an autoincrement key, a text key, a composite key, no key, a
-    /// generated column, a STRICT table, a unique index, defaults.
+    /// generated column, a STRICT table, a unique index, defaults, a foreign key (a relationship).
     static let appSchema = """
         CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT, email TEXT NOT NULL UNIQUE, name TEXT,
             score REAL DEFAULT 0, active BOOLEAN DEFAULT 1, created_at DATETIME DEFAULT CURRENT_TIMESTAMP, avatar BLOB);
