@@ -69,4 +69,42 @@ import Testing
             #expect(result.status != 0 && result.stderrLines.count == 1 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
     }
+
+    /// A foreign key to `users.id` is a to-one relationship through every command: the shell's
+    /// update of it shows in history as a change of owner, `query` filters through it, every
+    /// stream format carries it, the stream replays, and `--undo` still gives back the dump.
+    @Test func aForeignKeyIsARelationshipThroughEveryCommand() throws {
+        let db = try makeApp()
+        #expect(try CLI.sqlite3(db, """
+            CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, owner_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE);
+            INSERT INTO notes (body, owner_id) VALUES ('hello', 1);
+            """).status == 0)
+        let before = try CLI.sqlite3(db, ".dump").stdout
+        let adopted = try CLI.run(["adopt", db])
+        #expect(adopted.stdout.contains("  notes: key id, 1 attribute, 1 relationship") && adopted.stdout.contains("  users: key id, 2 attributes, 1 relationship"), "\(adopted.stdout)")
+        #expect(adopted.stdout.contains("note: owner_id → users is a to-one relationship; its inverse is users.notes, delete rule cascade (ON DELETE CASCADE)"), "\(adopted.stdout)")
+        #expect(try CLI.sqlite3(db, "UPDATE notes SET owner_id = 2;").status == 0)
+        let history = try CLI.run(["history", db])
+        #expect(history.status == 0 && history.stdout.contains("owner_id: users/p1  →  users/p2"), "\(history.stdout) \(history.stderr)")
+        let owned = try CLI.run(["query", db, "--entity", "notes", "--where", "owner_id.name == 'Bob'", "--json"])
+        #expect(owned.status == 0 && owned.stdout.contains("hello"), "\(owned.stdout) \(owned.stderr)")
+        for format in ["native", "cloudevents", "debezium"] {
+            let export = try CLI.run(["export", db, "--to", "-", "--format", format])
+            #expect(export.status == 0 && export.stdoutLines.contains { $0.contains("owner_id") }, "\(format): \(export.stdout) \(export.stderr)")
+        }
+        let stream = scratch.path("stream"), replica = scratch.path("replica.sqlite")
+        #expect(try CLI.run(["export", db, "--to", stream, "--snapshot"]).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let copied = try CLI.run(["query", replica, "--entity", "notes", "--where", "owner_id.email == 'bob@example.com'", "--json"])
+        #expect(copied.status == 0 && copied.stdout.contains("hello"), "\(copied.stdout) \(copied.stderr)")
+        let deleted = try CLI.run(["delete", db, "--entity", "users", "--where", "name == 'Bob'"])
+        let remaining = try CLI.sqlite3(db, "SELECT count(*) FROM notes;").stdout
+        #expect(deleted.status == 0 && remaining == "0\n", "cascade: \(deleted.stderr)")
+        #expect(try CLI.run(["adopt", db, "--undo"]).status == 0)
+        let after = try CLI.sqlite3(db, ".dump").stdout
+        #expect(after == before.replacingOccurrences(of: "INSERT INTO notes VALUES(1,'hello',1);\n", with: "").replacingOccurrences(of: "INSERT INTO users VALUES(2,'bob@example.com','Bob');\n", with: ""),
+                "\(after)")
+    }
 }
+

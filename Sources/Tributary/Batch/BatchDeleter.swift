@@ -35,9 +35,9 @@ struct BatchDeleter {
             let relatedSQL: String
             switch table.storage[relationship.name]! {
             case .foreignKeyHere(let column):
-                relatedSQL = "SELECT \(quote(column)) FROM \(quote(table.name)) WHERE \"_pk\" \(inList) AND \(quote(column)) IS NOT NULL"
+                relatedSQL = "SELECT \(quote(column)) FROM \(quote(table.name)) WHERE \(table.key) \(inList) AND \(quote(column)) IS NOT NULL"
             case .foreignKeyOnDestination(let column):
-                relatedSQL = "SELECT \"_pk\" FROM \(destination) WHERE \(quote(column)) \(inList)"
+                relatedSQL = "SELECT \(table.destinationKey(relationship.name)) FROM \(destination) WHERE \(quote(column)) \(inList)"
             case .joinTable(let joinTable, let sourceColumn, let destinationColumn):
                 relatedSQL = "SELECT \(quote(destinationColumn)) FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)"
             }
@@ -67,7 +67,7 @@ struct BatchDeleter {
             case .foreignKeyHere:
                 break
             case .foreignKeyOnDestination(let column):
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) \(inList)", [list])
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(table.destinationVersionBump(relationship.name)) WHERE \(quote(column)) \(inList)", [list])
             case .joinTable(let joinTable, let sourceColumn, _):
                 try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)", [list])
             }

@@ -338,14 +338,15 @@ struct BatchInserter {
                 ? try validator.targetKeys(value, relationship, row: row)
                 : [try validator.targetKey(value, relationship, row: row)].compactMap(\.integerValue)
             let destination = quote(relationship.destinationEntity)
+            let (targetKey, bump) = (table.destinationKey(relationship.name), table.destinationVersionBump(relationship.name))
             if replacing {
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) = ? AND \"_pk\" NOT IN (SELECT value FROM json_each(?))",
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ? AND \(targetKey) NOT IN (SELECT value FROM json_each(?))",
                                [.integer(key), Self.keyList(targets)])
             } else if !relationship.isToMany {
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(column)) = ?", [.integer(key)])
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ?", [.integer(key)])
             }
             for target in targets {
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = ?, \"_version\" = \"_version\" + 1 WHERE \"_pk\" = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = ?\(bump) WHERE \(targetKey) = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
             }
         case .foreignKeyHere:
             break
@@ -357,7 +358,7 @@ struct BatchInserter {
     private func detachOtherOwners(of key: Int64, mask: UInt64, values: [AttributeValue], on db: Connection) throws {
         for (index, name) in oneToOneColumns where mask & (1 << UInt64(index)) != 0 {
             guard case .integer(let target) = values[index] else { continue }
-            try db.execute("UPDATE \(quote(table.name)) SET \(quote(name)) = NULL, \"_version\" = \"_version\" + 1 WHERE \(quote(name)) = ? AND \"_pk\" != ?", [.integer(target), .integer(key)])
+            try db.execute("UPDATE \(quote(table.name)) SET \(quote(name)) = NULL\(table.versionBump) WHERE \(quote(name)) = ? AND \(table.key) != ?", [.integer(target), .integer(key)])
         }
     }
 

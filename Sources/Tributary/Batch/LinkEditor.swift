@@ -8,6 +8,9 @@ struct LinkEditor {
         let storage: StoreSchema.Storage
         let added: [Int64]
         let removed: [Int64]
+        /// The destination's key column, quoted, and its version bump (none on an adopted table).
+        let destinationKey: String
+        let versionBump: String
     }
 
     private let edits: [Edit]
@@ -27,7 +30,8 @@ struct LinkEditor {
                     return id.primaryKey
                 }
             }
-            edits.append(Edit(relationship: relationship, storage: storage, added: try keys(added[name]), removed: try keys(removed[name])))
+            edits.append(Edit(relationship: relationship, storage: storage, added: try keys(added[name]), removed: try keys(removed[name]),
+                              destinationKey: table.destinationKey(name), versionBump: table.destinationVersionBump(name)))
         }
         self.edits = edits
     }
@@ -49,11 +53,12 @@ struct LinkEditor {
                     }
                 case .foreignKeyOnDestination(let column):
                     let destination = quote(edit.relationship.destinationEntity)
+                    let (targetKey, bump) = (edit.destinationKey, edit.versionBump)
                     for target in edit.removed {
-                        try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL, \"_version\" = \"_version\" + 1 WHERE \"_pk\" = ? AND \(quote(column)) = ?", [.integer(target), .integer(key)])
+                        try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(targetKey) = ? AND \(quote(column)) = ?", [.integer(target), .integer(key)])
                     }
                     for target in edit.added {
-                        try db.execute("UPDATE \(destination) SET \(quote(column)) = ?, \"_version\" = \"_version\" + 1 WHERE \"_pk\" = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
+                        try db.execute("UPDATE \(destination) SET \(quote(column)) = ?\(bump) WHERE \(targetKey) = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
                     }
                 case .foreignKeyHere:
                     break

@@ -84,7 +84,10 @@ enum CaptureInstaller {
 
     /// An adopted table's capture narrowed to the columns it has now (another program may
     /// have renamed, added or dropped some: triggers naming a column that is gone would make
-    /// that program's writes fail), with what changed; nil when its key column is gone.
+    /// that program's writes fail), with what changed; nil when its key column is gone. The
+    /// columns are in the table's order, not the model's (attributes, then to-one keys), so
+    /// adopting a foreign key again as a relationship leaves them, and the log rows logged
+    /// under them, as they were.
     private static func presentColumns(of table: CapturedTable, on db: Connection) throws -> (CapturedTable, String?)? {
         let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0")
         try statement.bind([.string(table.name)])
@@ -94,9 +97,12 @@ enum CaptureInstaller {
         guard actual.contains(key) || ["rowid", "_rowid_", "oid"].contains(key.lowercased()) else { return nil }
         let gone = table.columns.filter { !actual.contains($0) }
         let new = actual.filter { $0 != key && !table.columns.contains($0) }
-        guard !gone.isEmpty || !new.isEmpty else { return (table, nil) }
+        let ordered = actual.filter(table.columns.contains)
+        guard !gone.isEmpty || !new.isEmpty else {
+            return (CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: ordered, uniqueConstraints: table.uniqueConstraints), nil)
+        }
         let present = CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns,
-                                    columns: table.columns.filter(actual.contains),
+                                    columns: ordered,
                                     uniqueConstraints: table.uniqueConstraints.filter { $0.allSatisfy(actual.contains) })
         let parts = (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + (new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"])
         return (present, "\(table.name) (\(parts.joined(separator: "; ")))")

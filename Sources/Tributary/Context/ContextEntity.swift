@@ -115,11 +115,12 @@ final class ContextEntity: Sendable {
         let relationship = links[link]
         switch table.storage[relationship.name]! {
         case .foreignKeyOnDestination(let column):
-            return "SELECT \"_pk\" FROM \(quote(relationship.destinationEntity)) WHERE \(quote(column)) = ? ORDER BY \"_pk\""
+            let key = table.destinationKey(relationship.name)
+            return "SELECT \(key) FROM \(quote(relationship.destinationEntity)) WHERE \(quote(column)) = ? ORDER BY \(key)"
         case .joinTable(let joinTable, let sourceColumn, let destinationColumn):
             return "SELECT \(quote(destinationColumn)) FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) = ? ORDER BY \(quote(destinationColumn))"
         case .foreignKeyHere(let column):
-            return "SELECT \(quote(column)) FROM \(quote(table.name)) WHERE \"_pk\" = ? AND \(quote(column)) IS NOT NULL"
+            return "SELECT \(quote(column)) FROM \(quote(table.name)) WHERE \(table.key) = ? AND \(quote(column)) IS NOT NULL"
         }
     }
 
@@ -129,11 +130,11 @@ final class ContextEntity: Sendable {
         let inList = "IN (SELECT value FROM json_each(?))"
         switch table.storage[relationship.name]! {
         case .foreignKeyOnDestination(let column):
-            return "SELECT \(quote(column)), \"_pk\" FROM \(quote(relationship.destinationEntity)) WHERE \(quote(column)) \(inList)"
+            return "SELECT \(quote(column)), \(table.destinationKey(relationship.name)) FROM \(quote(relationship.destinationEntity)) WHERE \(quote(column)) \(inList)"
         case .joinTable(let joinTable, let sourceColumn, let destinationColumn):
             return "SELECT \(quote(sourceColumn)), \(quote(destinationColumn)) FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)"
         case .foreignKeyHere(let column):
-            return "SELECT \"_pk\", \(quote(column)) FROM \(quote(table.name)) WHERE \"_pk\" \(inList) AND \(quote(column)) IS NOT NULL"
+            return "SELECT \(table.key), \(quote(column)) FROM \(quote(table.name)) WHERE \(table.key) \(inList) AND \(quote(column)) IS NOT NULL"
         }
     }
 }

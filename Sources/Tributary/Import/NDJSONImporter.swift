@@ -81,7 +81,7 @@ public struct NDJSONImporter: Sendable {
                 // A link must name an existing object; rows of this entity not written yet are written first.
                 let linkExists: (ObjectID) throws -> Bool = { id in
                     if id.entityName == entityName { try batch.flush(on: db) }
-                    return try db.scalar("SELECT 1 FROM \(quote(id.entityName)) WHERE \"_pk\" = ?", [.integer(id.primaryKey)]) != nil
+                    return try db.scalar("SELECT 1 FROM \(quote(id.entityName)) WHERE \(try store.schema.table(id.entityName).key) = ?", [.integer(id.primaryKey)]) != nil
                 }
                 // Rows since the last history part: batches of changing keys are written early, but a
                 // part still ends every `batchSize` rows, so history in memory stays bounded.

@@ -168,6 +168,9 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
                 if inverse.name == relationship.name && destination.name == entity.name && relationship.isToMany != inverse.isToMany {
                     throw fail("a relationship that is its own inverse must be to-many on both ends", place)
                 }
+                if entity.tableKey != nil || destination.tableKey != nil {
+                    try Self.checkAdoptedRelationship(relationship, of: entity, inverse: inverse, destination: destination)
+                }
             }
         }
         try validateDerivedAttributes()
@@ -187,11 +190,9 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
     /// What an adopted table (one with a ``EntityDescription/tableKey``) cannot have yet.
     private static func checkAdopted(_ entity: EntityDescription, key: String) throws {
         let place = "entity \(entity.name)"
-        guard !key.isEmpty, entity.attribute(named: key) == nil else {
-            throw TributaryError(.invalidModel, "the table key '\(key)' must be a column of its own, not an attribute", location: place, hint: "remove the attribute or name another key")
-        }
-        if !entity.relationships.isEmpty {
-            throw TributaryError(.invalidModel, "an adopted table cannot have relationships yet", location: place, hint: "keep its foreign-key columns as integer attributes")
+        guard !key.isEmpty, entity.attribute(named: key) == nil, entity.relationship(named: key) == nil else {
+            throw TributaryError(.invalidModel, "the table key '\(key)' must be a column of its own, not an attribute or relationship", location: place,
+                                 hint: "remove the property or name another key")
         }
         for name in entity.declaredKey where entity.attribute(named: name) == nil {
             throw TributaryError(.invalidModel, "the declared key names '\(name)', which is not an attribute", location: place, hint: "list the attributes of the table's PRIMARY KEY")

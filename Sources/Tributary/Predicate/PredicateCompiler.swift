@@ -111,7 +111,7 @@ struct PredicateCompiler {
         innerComparison.modifier = .direct
         let condition: SQLFragment
         if rest.isEmpty {
-            let scalar = Scalar(sql: "\(inner).\"_pk\"", kind: .toOne(entity: destination.name))
+            let scalar = Scalar(sql: "\(inner).\(destination.key)", kind: .toOne(entity: destination.name))
             condition = try compare(scalar, innerComparison, table: destination, alias: inner)
         } else {
             innerComparison.left = .keyPath(rest)
@@ -130,13 +130,14 @@ struct PredicateCompiler {
     /// `FROM … WHERE …` selecting the destination rows of a to-many relationship as `destinationAlias`.
     func membership(_ relationship: RelationshipDescription, table: StoreSchema.Table, alias: String, destinationAlias: String) -> String {
         let destination = quote(relationship.destinationEntity)
+        let (key, destinationKey) = (table.key, table.destinationKey(relationship.name))
         switch table.storage[relationship.name]! {
         case .joinTable(let joinTable, let sourceColumn, let destinationColumn):
-            return "FROM \(quote(joinTable)) j_\(destinationAlias) JOIN \(destination) \(destinationAlias) ON \(destinationAlias).\"_pk\" = j_\(destinationAlias).\(quote(destinationColumn)) WHERE j_\(destinationAlias).\(quote(sourceColumn)) = \(alias).\"_pk\""
+            return "FROM \(quote(joinTable)) j_\(destinationAlias) JOIN \(destination) \(destinationAlias) ON \(destinationAlias).\(destinationKey) = j_\(destinationAlias).\(quote(destinationColumn)) WHERE j_\(destinationAlias).\(quote(sourceColumn)) = \(alias).\(key)"
         case .foreignKeyOnDestination(let column):
-            return "FROM \(destination) \(destinationAlias) WHERE \(destinationAlias).\(quote(column)) = \(alias).\"_pk\""
+            return "FROM \(destination) \(destinationAlias) WHERE \(destinationAlias).\(quote(column)) = \(alias).\(key)"
         case .foreignKeyHere(let column):
-            return "FROM \(destination) \(destinationAlias) WHERE \(destinationAlias).\"_pk\" = \(alias).\(quote(column))"
+            return "FROM \(destination) \(destinationAlias) WHERE \(destinationAlias).\(destinationKey) = \(alias).\(quote(column))"
         }
     }
 
@@ -197,14 +198,14 @@ struct PredicateCompiler {
             keySQL = "\(alias).\(quote(column))"
         case .foreignKeyOnDestination(let column):
             let inner = nextAlias()
-            keySQL = "(SELECT \(inner).\"_pk\" FROM \(quote(destination.name)) \(inner) WHERE \(inner).\(quote(column)) = \(alias).\"_pk\")"
+            keySQL = "(SELECT \(inner).\(destination.key) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\(quote(column)) = \(alias).\(table.key))"
         case .joinTable:
             throw unknown(first, in: table.entity)
         }
         if path.count == 1 { return Scalar(sql: keySQL, kind: .toOne(entity: destination.name)) }
         let inner = nextAlias()
         let rest = try resolve(Array(path.dropFirst()), table: destination, alias: inner)
-        return Scalar(sql: "(SELECT \(rest.sql) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\"_pk\" = \(keySQL))", kind: rest.kind, arguments: rest.arguments)
+        return Scalar(sql: "(SELECT \(rest.sql) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\(destination.key) = \(keySQL))", kind: rest.kind, arguments: rest.arguments)
     }
 
     /// Whether `key` is `SELF` (any case) rather than a property of `entity` so named.

@@ -23,6 +23,10 @@ struct StoreSchema: Sendable {
         let storage: [String: Storage]
         /// Column index (after `_pk`) of every attribute and owned to-one relationship.
         let columnIndex: [String: Int]
+        /// The key column of each relationship's adopted destination table (its
+        /// ``EntityDescription/tableKey``), by relationship name; absent for a table Tributary
+        /// made, keyed by `_pk` and versioned.
+        let destinationKeys: [String: String]
 
         var name: String { entity.name }
         /// The column identifying a row: `_pk`, or an adopted table's own key (``EntityDescription/tableKey``).
@@ -45,6 +49,13 @@ struct StoreSchema: Sendable {
         func version(_ alias: String? = nil) -> String { isVersioned ? (alias.map { "\($0)." } ?? "") + "\"_version\"" : "1" }
         /// Attribute and foreign-key column names, in order.
         var dataColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.name) }
+        /// The destination's key column of relationship `name`, quoted for SQL.
+        func destinationKey(_ name: String) -> String { quote(destinationKeys[name] ?? "_pk") }
+        /// `, "_version" = "_version" + 1` when the destination of relationship `name` is a
+        /// versioned table (one Tributary made), else nothing.
+        func destinationVersionBump(_ name: String) -> String {
+            destinationKeys[name] == nil ? ", \"_version\" = \"_version\" + 1" : ""
+        }
     }
 
     let model: ManagedObjectModel
@@ -58,8 +69,10 @@ struct StoreSchema: Sendable {
         for entity in model.entities {
             var storage: [String: Storage] = [:]
             var foreignKeys: [RelationshipDescription] = []
+            var destinationKeys: [String: String] = [:]
             for relationship in entity.relationships {
                 let destination = model.entity(named: relationship.destinationEntity)!
+                destinationKeys[relationship.name] = destination.tableKey
                 let inverse = destination.relationship(named: relationship.inverseName)!
                 let thisFirst = (entity.name, relationship.name) <= (destination.name, inverse.name)
                 switch (relationship.isToMany, inverse.isToMany) {
@@ -84,7 +97,8 @@ struct StoreSchema: Sendable {
             }
             var columnIndex: [String: Int] = [:]
             for (i, name) in (entity.attributes.map(\.name) + foreignKeys.map(\.name)).enumerated() { columnIndex[name] = i }
-            tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex)
+            tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex,
+                                       destinationKeys: destinationKeys)
         }
         self.tables = tables
         if model.entities.contains(where: { $0.attributes.contains(where: \.isDerived) }) {

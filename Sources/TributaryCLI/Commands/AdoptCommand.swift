@@ -9,7 +9,8 @@ struct AdoptCommand: AsyncParsableCommand {
         abstract: "Make an existing SQLite database a store in place, capturing every program's writes (--undo removes it again).",
         discussion: """
             The database's tables become entities and stay as they are: Tributary adds only its \
-            own _tributary_* tables and triggers. Run it again to pick up tables made since.
+            own _tributary_* tables and triggers. A foreign key to another table's INTEGER PRIMARY \
+            KEY becomes a to-one relationship. Run it again to pick up tables made since.
             Example: tributary adopt app.db --exclude 'cache_*'
             """
     )
@@ -41,7 +42,8 @@ struct AdoptCommand: AsyncParsableCommand {
                                                                   busyTimeout: storeOptions.busyTimeout)
         for table in report.tables {
             let new = report.wasAdopted && report.newTables.contains(table.name) ? " (new)" : ""
-            Console.print("  \(table.name)\(new): key \(table.key), \(Plural.counted(table.attributes.count, "attribute"))")
+            let relationships = table.relationships.isEmpty ? "" : ", " + Plural.counted(table.relationships.count, "relationship")
+            Console.print("  \(table.name)\(new): key \(table.key), \(Plural.counted(table.attributes.count, "attribute"))\(relationships)")
             for note in table.notes { Console.print("    note: \(note)") }
         }
         for (name, reason) in report.skipped.sorted(by: { $0.key < $1.key }) { Console.print("  \(name): left out, \(reason)") }

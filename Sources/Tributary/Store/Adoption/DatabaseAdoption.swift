@@ -36,10 +36,15 @@ public struct AdoptionReport: Sendable, Equatable {
         public var name: String
         /// The column that identifies its rows: its `INTEGER PRIMARY KEY`, or `rowid`.
         public var key: String
-        /// Its attributes (every column but the key and generated columns), in column order.
+        /// Its attributes (every column but the key, generated columns and the foreign keys
+        /// that became relationships), in column order.
         public var attributes: [String]
+        /// Its relationships, in the model's order: a to-one for each foreign key to an adopted
+        /// table's `INTEGER PRIMARY KEY`, named after its column (`owner_id`), and the to-many
+        /// inverse of each such key of other tables (`notes`).
+        public var relationships: [String]
         /// What a user should know: identity by rowid, generated columns left out, defaults
-        /// only SQLite applies.
+        /// only SQLite applies, what became of each foreign key.
         public var notes: [String]
     }
 

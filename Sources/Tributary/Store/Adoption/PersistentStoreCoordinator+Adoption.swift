@@ -2,8 +2,11 @@ import Foundation
 
 extension PersistentStoreCoordinator {
     /// Makes the SQLite database at `url`, made by any program, a store in place: its
-    /// tables become entities (see ``AdoptionReport``), and from then on every write to
-    /// them, by Tributary or by any other program, is recorded in history.
+    /// tables become entities (see ``AdoptionReport``), each foreign key to another adopted
+    /// table's `INTEGER PRIMARY KEY` a to-one relationship named after its column (with a
+    /// to-many inverse named after the table, its delete rule from the key's `ON DELETE`),
+    /// and from then on every write to them, by Tributary or by any other program, is
+    /// recorded in history.
     ///
     /// The user's tables are never changed: Tributary adds only its own `_tributary_*`
     /// tables and triggers, in one transaction, and switches the database to WAL (capture

@@ -5,7 +5,8 @@ import Foundation
 /// Each table becomes an entity of its name; each column an attribute by its declared
 /// type's affinity (values stay as stored: a date kept as text stays a string); the
 /// `INTEGER PRIMARY KEY` identifies rows, or the rowid when there is none; unique indexes
-/// become uniqueness constraints. Tables Tributary cannot capture are refused, all at once,
+/// become uniqueness constraints; foreign keys to another adopted table's key become to-one
+/// relationships (``ForeignKeyInference``). Tables Tributary cannot capture are refused, all at once,
 /// each with its reason.
 struct SchemaInference {
     let options: DatabaseAdoption
@@ -59,6 +60,9 @@ struct SchemaInference {
         guard !result.entities.isEmpty else {
             throw TributaryError(.invalidInput, "no table to adopt", location: place, hint: "the database has no ordinary tables, or --include/--exclude left none")
         }
+        var foreignKeys = ForeignKeyInference(entities: result.entities, tables: result.tables)
+        try foreignKeys.link(on: db)
+        (result.entities, result.tables) = (foreignKeys.entities, foreignKeys.tables)
         return result
     }
 
@@ -96,7 +100,7 @@ struct SchemaInference {
             throw Refusal(text: "'\(name)' has \(entity.attributes.count) columns, more than \(ManagedObjectModel.maximumColumns)")
         }
         entity.uniquenessConstraints = try uniqueConstraints(of: name, attributes: Set(entity.attributes.map(\.name)), on: db)
-        return (entity, AdoptionReport.Table(name: name, key: key, attributes: entity.attributes.map(\.name), notes: notes))
+        return (entity, AdoptionReport.Table(name: name, key: key, attributes: entity.attributes.map(\.name), relationships: [], notes: notes))
     }
 
     private func columns(of table: String, on db: Connection) throws -> [Column] {
