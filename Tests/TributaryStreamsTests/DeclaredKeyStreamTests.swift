@@ -5,7 +5,8 @@ import Tributary
 
 /// A record of an adopted table with a declared key names its row by it in every format:
 /// native and CloudEvents `key`, Debezium `key` beside the envelope (its `_pk` stays the
-/// rowid), and the records still read back for replay.
+/// rowid), and the records still read back for replay. Debezium's schema change events name
+/// the declared key as the table's primary key.
 @Suite struct DeclaredKeyStreamTests {
     static func keyed(_ record: StreamRecord, _ key: [String: AttributeValue]) -> StreamRecord {
         var record = record
@@ -40,6 +41,34 @@ import Tributary
             let insert = try ReplayChange(line: ArraySlice(lines[1].utf8), format: format, model: model)
             #expect(insert.operation == .create && insert.primaryKey == 4 && insert.values == ["org": "acme", "login": "ann"], "\(format)")
         }
+    }
+
+    /// The Debezium schema change event creating `model`'s entities, and the
+    /// `primaryKeyColumnNames` it gives each table.
+    static func debeziumSchemaEvent(_ model: ManagedObjectModel) throws -> (record: SchemaRecord, line: [UInt8], primaryKeys: [String: [String]]) {
+        let change = SchemaChange(fromVersion: nil, toVersion: model.versionHash, changes: model.entities.map { "added entity \($0.name)" }, model: model, isDetected: false)
+        let record = SchemaRecord(position: StreamPosition(token: 7, index: 0), storeID: EncodingTests.storeID, timestamp: EncodingTests.commit, change: change)
+        var encoder = DebeziumEncoder(clock: { EncodingTests.exportTime })
+        var line: [UInt8] = []
+        encoder.encodeSchema(record, into: &line)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        var keys: [String: [String]] = [:]
+        for table in event["tableChanges"] as? [[String: Any]] ?? [] {
+            let id = table["id"] as? String ?? "?"
+            keys[String(id.split(separator: ".").last ?? "").trimmingCharacters(in: ["\""])] = (table["table"] as? [String: Any])?["primaryKeyColumnNames"] as? [String]
+        }
+        return (record, Array(line.dropLast()), keys)
+    }
+
+    @Test func debeziumSchemaChangesNameTheDeclaredKeyAsThePrimaryKey() throws {
+        var entities = try Self.model().entities
+        var counters = EntityDescription(name: "counters", attributes: [AttributeDescription(name: "hits", type: .integer)])
+        counters.tableKey = "id"
+        entities += [counters, EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "name", type: .string)])]
+        let model = try ManagedObjectModel(entities: entities)
+        let (record, line, keys) = try Self.debeziumSchemaEvent(model)
+        #expect(keys == ["users": ["email"], "members": ["org", "login"], "counters": ["id"], "Tag": ["_pk"]], "in key order; others as before")
+        #expect(try SchemaRecord.read(ArraySlice(line), format: .debezium) == record, "replay reads the event back")
     }
 
     @Test func aRecordWithoutAKeyIsWrittenAsBefore() {
