@@ -5,8 +5,8 @@ import Tributary
 
 /// A record of an adopted table with a declared key names its row by it in every format:
 /// native and CloudEvents `key`, Debezium `key` beside the envelope (its `_pk` stays the
-/// rowid), and the records still read back for replay. Debezium's schema change events name
-/// the declared key as the table's primary key.
+/// rowid), and the records still read back for replay, with the key (``ReplayChange/key``).
+/// Debezium's schema change events name the declared key as the table's primary key.
 @Suite struct DeclaredKeyStreamTests {
     static func keyed(_ record: StreamRecord, _ key: [String: AttributeValue]) -> StreamRecord {
         var record = record
@@ -38,8 +38,37 @@ import Tributary
             if format == .debezium { #expect(lines[0].contains(#""before":{"_pk":3,"name":"Ann"}"#), "the row keeps its rowid: \(lines[0])") }
             let update = try ReplayChange(line: ArraySlice(lines[0].utf8), format: format, model: model)
             #expect(update.operation == .update && update.primaryKey == 3 && update.values == ["name": "Annie"], "\(format)")
+            #expect(update.key == ["email": "ann@example.com"], "\(format)")
             let insert = try ReplayChange(line: ArraySlice(lines[1].utf8), format: format, model: model)
             #expect(insert.operation == .create && insert.primaryKey == 4 && insert.values == ["org": "acme", "login": "ann"], "\(format)")
+            #expect(insert.key == ["org": "acme", "login": "ann"], "\(format)")
+        }
+    }
+
+    static let read = keyed(EncodingTests.record(.read, [PropertyChange(name: "email", after: "dee@example.com"), PropertyChange(name: "name", after: "Dee")],
+                                                 snapshot: true, entity: "users", key: 5), ["email": "dee@example.com"])
+
+    @Test func aSnapshotReadWithAKeyReadsBackInEveryFormat() throws {
+        let model = try Self.model()
+        for format in StreamFormat.allCases {
+            let line = try #require(EncodingTests.encode(format, [Self.read]).first)
+            #expect(line.contains(#""key":{"email":"dee@example.com"}"#), "\(format): \(line)")
+            let read = try ReplayChange(line: ArraySlice(line.utf8), format: format, model: model)
+            #expect(read.operation == .read && read.primaryKey == 5 && read.values == ["email": "dee@example.com", "name": "Dee"], "\(format)")
+            #expect(read.key == ["email": "dee@example.com"], "\(format)")
+        }
+        // Native inserts and reads take replay's fast path, which reads the key too.
+        let lines = EncodingTests.encode(.native, [Self.read, Self.insert])
+        let fast = lines.compactMap { NativeRecordReader().change(ArraySlice($0.utf8), model: model, ids: ObjectIDReader()) }
+        #expect(fast.map(\.key) == [["email": "dee@example.com"], ["org": "acme", "login": "ann"]])
+    }
+
+    @Test func aKeyNamingAnAttributeTheEntityLacksIsRefused() throws {
+        let model = try Self.model()
+        for format in StreamFormat.allCases {
+            let line = try #require(EncodingTests.encode(format, [Self.keyed(Self.read, ["handle": "dee"])]).first)
+            let error = #expect(throws: TributaryError.self, "\(format)") { try ReplayChange(line: ArraySlice(line.utf8), format: format, model: model) }
+            #expect(error?.code == .unknownProperty && error?.message.contains("'handle'") == true, "\(format): \(String(describing: error))")
         }
     }
 
