@@ -14,6 +14,15 @@ public struct SnapshotObject: Sendable, Equatable {
     /// marked with ``PropertyChange/isValueExcluded``), then the links of each many-to-many
     /// relationship this entity's side owns (as ``PropertyChange/added``).
     public let properties: [PropertyChange]
+    /// The row's key as its table declares it, when that is not the object's key: the values
+    /// of the entity's ``EntityDescription/declaredKey`` attributes, as an insert of the row
+    /// carries them (`PersistentHistoryChange.key`); empty for every other entity.
+    ///
+    /// ```swift
+    /// // CREATE TABLE users(email TEXT PRIMARY KEY, name TEXT), adopted:
+    /// object.key   // ["email": .string("ann@example.com")]
+    /// ```
+    public let key: [String: AttributeValue]
 }
 
 extension PersistentStoreCoordinator {
@@ -50,6 +59,7 @@ extension PersistentStoreCoordinator {
                     links.append((relationship.name, relationship.destinationEntity, statement, try statement.step()))
                 }
                 let keys = query.layout.names
+                let keyColumns = table.entity.declaredKey.compactMap { name in keys.firstIndex(of: name).map { (name: name, column: $0) } }
                 while try rows.step() {
                     let key = rows.int64(at: 0)
                     var properties: [PropertyChange] = []
@@ -71,7 +81,8 @@ extension PersistentStoreCoordinator {
                         }
                         if !added.isEmpty { properties.append(PropertyChange(name: links[l].name, added: added)) }
                     }
-                    try body(SnapshotObject(objectID: ObjectID(storeID: storeID, entityName: table.name, primaryKey: key), properties: properties))
+                    let declared = Dictionary(uniqueKeysWithValues: keyColumns.map { ($0.name, query.value(of: rows, column: $0.column, storeID: storeID)) })
+                    try body(SnapshotObject(objectID: ObjectID(storeID: storeID, entityName: table.name, primaryKey: key), properties: properties, key: declared))
                 }
             }
         }

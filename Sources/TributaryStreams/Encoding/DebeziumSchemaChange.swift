@@ -5,8 +5,10 @@ import Tributary
 /// (the store), `schemaName` (null), `ddl` (what changed, in words: Tributary changes
 /// models, not SQL text) and `tableChanges`, one per entity created, altered or dropped,
 /// with its key and columns as Debezium describes them (`name`, `jdbcType`, `typeName`,
-/// `position`, `optional`). Tributary's own fields (`position`, `toVersion`, `model`…)
-/// follow, so a replica can rebuild the model from the event alone.
+/// `position`, `optional`; the key is the declared key's columns when the table declares one
+/// other than its object key, as the change events' `key` names the row). Tributary's own
+/// fields (`position`, `toVersion`, `model`…) follow, so a replica can rebuild the model from
+/// the event alone.
 enum DebeziumSchemaChange {
     /// The fields every Debezium `source` block of Tributary's starts with (connector, the
     /// commit time, whether a snapshot read, the store as `db`), then `rest`: a change
@@ -62,7 +64,7 @@ enum DebeziumSchemaChange {
         let key = entity.tableKey ?? "_pk"
         t.object { table in
             table.field("defaultCharsetName", .null)
-            table.field("primaryKeyColumnNames", .array([.string(key)]))
+            table.field("primaryKeyColumnNames", .array(primaryKeyColumns(entity).map { .string($0) }))
             table.key("columns")
             table.array { columns in
                 var position = 1
@@ -81,6 +83,14 @@ enum DebeziumSchemaChange {
                 for relationship in entity.relationships where !relationship.isToMany { column(relationship.name, .integer, optional: relationship.isOptional) }
             }
         }
+    }
+
+    /// The columns Debezium names as the table's primary key: the declared key's attributes in
+    /// key order for a table that declares one other than its object key
+    /// (``EntityDescription/declaredKey``, whose values are each change event's `key`), else
+    /// the object's key column (the table's key, or `_pk`).
+    static func primaryKeyColumns(_ entity: EntityDescription) -> [String] {
+        entity.declaredKey.isEmpty ? [entity.tableKey ?? "_pk"] : entity.declaredKey
     }
 
     /// `java.sql.Types` of an attribute type, as Debezium reports columns.

@@ -128,10 +128,11 @@ public struct StreamRecord: Sendable, Equatable {
                   properties: Self.keeping(change.properties, of: view.entityName, excluding: excluded), reason: view.reason)
         movedFrom = change.movedFrom
         movedTo = change.movedTo
-        key = excluded.isEmpty ? change.key : change.key.filter { !Self.isExcluded($0.key, of: view.entityName, excluded) }
+        key = Self.keeping(change.key, of: view.entityName, excluding: excluded)
     }
 
-    /// The record (op `r`) of a snapshot object at `position`, read at `timestamp`.
+    /// The record (op `r`) of a snapshot object at `position`, read at `timestamp`: its
+    /// properties and its declared ``key`` as an insert's record carries them.
     ///
     /// ```swift
     /// try coordinator.enumerateSnapshot(begin: { token = $0 }) { object in
@@ -141,10 +142,15 @@ public struct StreamRecord: Sendable, Equatable {
     public init(snapshot object: SnapshotObject, position: StreamPosition, timestamp: Date, excluding excluded: Set<String> = []) {
         self.init(position: position, storeID: object.objectID.storeID, timestamp: timestamp, author: nil, contextName: nil, operation: .read,
                   objectID: object.objectID, properties: Self.keeping(object.properties, of: object.objectID.entityName, excluding: excluded))
+        key = Self.keeping(object.key, of: object.objectID.entityName, excluding: excluded)
     }
 
     private static func keeping(_ properties: [PropertyChange], of entity: String, excluding excluded: Set<String>) -> [PropertyChange] {
         excluded.isEmpty ? properties : properties.filter { !isExcluded($0.name, of: entity, excluded) }
+    }
+
+    private static func keeping(_ key: [String: AttributeValue], of entity: String, excluding excluded: Set<String>) -> [String: AttributeValue] {
+        excluded.isEmpty ? key : key.filter { !isExcluded($0.key, of: entity, excluded) }
     }
 
     private static func isExcluded(_ name: String, of entity: String, _ excluded: Set<String>) -> Bool {

@@ -32,9 +32,10 @@ final class ReplayLayout: Sendable {
 
 /// The fast path of replay for native inserts and reads: scans the record's bytes once,
 /// straight into a column-ordered row of the entity's attributes, without building a
-/// dictionary per record or a `String` per key. Anything else (updates, deletes,
-/// relationships, moves, escaped keys, unexpected shapes, bad values) returns nil, and the caller
-/// parses the record the general way, which gives the same change or the same error.
+/// dictionary per record or a `String` per key (a declared `key` is read as the general path
+/// reads it). Anything else (updates, deletes, relationships, moves, escaped keys, unexpected
+/// shapes, bad values) returns nil, and the caller parses the record the general way, which
+/// gives the same change or the same error.
 ///
 /// ```swift
 /// let native = NativeRecordReader()
@@ -131,6 +132,7 @@ private enum NativeKey {
     static let after = Array("after".utf8)
     static let relationships = Array("relationships".utf8)
     static let movedFrom = Array("movedFrom".utf8)
+    static let key = Array("key".utf8)
     static let insert = Array("insert".utf8)
     static let read = Array("read".utf8)
 }
@@ -166,6 +168,7 @@ extension RecordJSONParser {
         var layout: ReplayLayout?
         var row: [AttributeValue] = []
         var given: UInt64 = 0
+        var declared: [String: AttributeValue] = [:]
         var seen: UInt8 = 0
         func once(_ bit: UInt8) -> Bool {
             guard seen & bit == 0 else { return false }
@@ -203,6 +206,10 @@ extension RecordJSONParser {
                 layout = entity
                 row = Array(repeating: .null, count: entity.names.count)
                 guard try scanValues(entity, into: &row, given: &given, ids: ids) else { return nil }
+            } else if sameBytes(key, NativeKey.key) {
+                // A declared key (``ReplayChange/key``), written after the object ID.
+                guard once(32), let id, let entity = model.entity(named: id.entityName) else { return nil }
+                declared = try ReplayChange.declaredKey(try value(depth: 1), of: entity)
             } else if sameBytes(key, NativeKey.relationships) || sameBytes(key, NativeKey.movedFrom) {
                 return nil
             } else {
@@ -221,7 +228,9 @@ extension RecordJSONParser {
             layout = entity
             row = Array(repeating: .null, count: entity.names.count)
         }
-        return ReplayChange(operation: operation, primaryKey: id.primaryKey, token: token, timestamp: timestamp, layout: layout!, row: row, given: given)
+        var change = ReplayChange(operation: operation, primaryKey: id.primaryKey, token: token, timestamp: timestamp, layout: layout!, row: row, given: given)
+        change.key = declared
+        return change
     }
 
     /// Reads the `after` object into `row`; false when the general path must read it.

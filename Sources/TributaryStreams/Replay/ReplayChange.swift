@@ -55,6 +55,18 @@ public struct ReplayChange: Sendable {
     /// For a delete of an object another program moved to a new primary key, the object's key
     /// after (`StreamRecord.movedTo`); nil otherwise.
     public var movedToKey: Int64?
+    /// The row's key as its table declares it, when that is not the object's key
+    /// (`StreamRecord.key`, as `PersistentHistoryChange.key`: an adopted table's text or
+    /// composite key): its values after an insert or a snapshot read, before an update or a
+    /// delete, converted to the model's attribute types; empty for every other entity. Read
+    /// from the record's `key` in every format (Debezium's beside the envelope).
+    ///
+    /// ```swift
+    /// // a record of CREATE TABLE users(email TEXT PRIMARY KEY, name TEXT), adopted:
+    /// change.key            // ["email": .string("ann@example.com")]
+    /// change.primaryKey     // the rowid
+    /// ```
+    public var key: [String: AttributeValue] = [:]
 
     /// Parses a record line of `format`, converting values to `model`'s attribute types.
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
@@ -103,6 +115,7 @@ public struct ReplayChange: Sendable {
         if case .string(let time)? = record["timestamp"] { timestamp = ISO8601.date(from: time) }
         movedFromKey = try Self.movedKey(record["movedFrom"], of: entity.name, ids: ids)
         movedToKey = try Self.movedKey(record["movedTo"], of: entity.name, ids: ids)
+        key = try Self.declaredKey(record["key"], of: entity)
         switch operation {
         case .create, .read:
             if case .object(let after)? = record["after"] {
@@ -147,6 +160,7 @@ public struct ReplayChange: Sendable {
         primaryKey = key
         movedFromKey = try Self.debeziumKey(record["__debezium.oldkey"])
         movedToKey = try Self.debeziumKey(record["__debezium.newkey"])
+        self.key = try Self.declaredKey(record["key"], of: entity)
         guard operation != .delete else { return }
         for (name, value) in row where name != "_pk" {
             if let relationship = entity.relationship(named: name), relationship.isToMany {
@@ -169,7 +183,7 @@ public struct ReplayChange: Sendable {
             default: throw Self.bad("'\(name)' is not an object ID")
             }
         } else {
-            throw TributaryError(.unknownProperty, "the record sets '\(name)', which \(entity.name) does not have", hint: "replay with the stream's own model, or give --model with the source's model")
+            throw TributaryError(.unknownProperty, "the record sets '\(name)', which \(entity.name) does not have", hint: Self.modelHint)
         }
     }
 
@@ -225,6 +239,9 @@ public struct ReplayChange: Sendable {
         }
         return key
     }
+
+    /// The hint of a record naming a property its entity does not have.
+    static let modelHint = "replay with the stream's own model, or give --model with the source's model"
 
     static func bad(_ message: String) -> TributaryError {
         TributaryError(.damagedStream, message, hint: "the stream was not written by tributary export, or was edited")

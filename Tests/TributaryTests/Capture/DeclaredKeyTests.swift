@@ -33,10 +33,12 @@ import TributaryTestSupport
 
     /// `type entity key`, e.g. `update users email=ann@example.com`.
     func summary(_ changes: [PersistentHistoryChange]) -> [String] {
-        changes.map { change in
-            let key = change.key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.storedText)" }
-            return (["\(change.changeType) \(change.entityName)"] + key).joined(separator: " ")
-        }
+        changes.map { "\($0.changeType) \(Self.summary($0.entityName, $0.key))" }
+    }
+
+    /// `entity key`, e.g. `users email=ann@example.com`.
+    static func summary(_ entity: String, _ key: [String: AttributeValue]) -> String {
+        ([entity] + key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.storedText)" }).joined(separator: " ")
     }
 
     @Test func adoptionRecordsTheDeclaredKeyInKeyOrder() throws {
@@ -143,6 +145,20 @@ import TributaryTestSupport
         #expect(keys == [["email": .string("ann@example.com")]])
         #expect(try coordinator.verifyHistoryChain().problem == nil)
         #expect(try coordinator.fetchHistory(.fetchHistory(after: start)).first?.changes.first?.key == ["email": .string("ann@example.com")])
+    }
+
+    @Test func aSnapshotNamesEachRowByItsKeyAsAnInsertDoes() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.shell(path, "INSERT INTO users VALUES ('cy@example.com', 'Cy'); INSERT INTO members VALUES ('acme', 'bob', 'member');")
+        var objects: [SnapshotObject] = []
+        try coordinator.enumerateSnapshot(begin: { _ in }) { objects.append($0) }
+        #expect(objects.map { Self.summary($0.objectID.entityName, $0.key) }.sorted() == [
+            "counters", "members login=ann org=acme", "members login=bob org=acme",
+            "users email=ann@example.com", "users email=bob@example.com", "users email=cy@example.com",
+        ])
+        for insert in try changes(coordinator, after: start) {
+            #expect(objects.first { $0.objectID == insert.changedObjectID }?.key == insert.key, "\(insert.changedObjectID)")
+        }
     }
 
     @Test func adoptingAgainAStoreAdoptedBeforeRecordsTheDeclaredKeyOnce() throws {

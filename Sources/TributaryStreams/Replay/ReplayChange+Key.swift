@@ -1,0 +1,20 @@
+import Tributary
+
+extension ReplayChange {
+    /// The values of a record's `key` object (``key``), converted to `entity`'s attribute
+    /// types; empty when the record has none. A name the entity does not have is
+    /// `unknownProperty`, a value of the wrong type `typeMismatch`, as for the record's values.
+    static func declaredKey(_ value: JSONValue?, of entity: EntityDescription) throws -> [String: AttributeValue] {
+        guard let value, value != .null else { return [:] }
+        guard case .object(let fields) = value else { throw bad("the key of a \(entity.name) record is not an object") }
+        var key: [String: AttributeValue] = [:]
+        for (name, field) in fields {
+            guard let attribute = entity.attribute(named: name) else {
+                throw TributaryError(.unknownProperty, "the key of a \(entity.name) record names '\(name)', which \(entity.name) does not have",
+                                     hint: modelHint)
+            }
+            key[name] = try convert(field, to: attribute.type, name: name)
+        }
+        return key
+    }
+}
