@@ -33,10 +33,12 @@ public struct SortDescriptor: Sendable, Equatable {
     /// Parses `key`, `key:asc` or `key:desc`, as the CLI's `--sort` takes them; a name that
     /// is not a plain word goes in backticks (`` `unit price`:desc ``).
     public init(parsing text: String) throws {
-        var quoted = false
-        let colon = text.indices.last { index in
-            if text[index] == "`" { quoted.toggle() }
-            return text[index] == ":" && !quoted
+        var quoted = false, colon: String.Index?
+        for index in text.indices {
+            if text[index] == "`" { quoted.toggle() } else if text[index] == ":", !quoted { colon = index }
+        }
+        guard !quoted else {
+            throw TributaryError(.invalidInput, "unterminated quoted name in sort key '\(text)'", hint: "close the name with `, as in --sort '`unit price`:desc'")
         }
         let key = String(colon.map { text[..<$0] } ?? text[...]).replacingOccurrences(of: "`", with: "")
         guard !key.isEmpty else {

@@ -116,7 +116,7 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         for entity in entities {
             // An adopted table keeps the names another program gave it.
             let isNameValid = entity.tableKey == nil ? Self.isValidName : Self.isAdoptableName
-            let nameHint = entity.tableKey == nil ? "use letters, digits and _, starting with a letter" : "an adopted table's names cannot hold . / ` or control characters, nor be _pk, _version or start with _tributary or __"
+            let nameHint = entity.tableKey == nil ? "use letters, digits and _, starting with a letter" : "an adopted table's names cannot hold . / ` or control characters, nor start with $ or @, nor be _pk, _version or start with _tributary or __"
             guard isNameValid(entity.name) else {
                 throw fail("'\(entity.name)' is not a valid entity name", "entity \(entity.name)", hint: nameHint)
             }
@@ -197,6 +197,10 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         for name in entity.declaredKey where entity.attribute(named: name) == nil {
             throw TributaryError(.invalidModel, "the declared key names '\(name)', which is not an attribute", location: place, hint: "list the attributes of the table's PRIMARY KEY")
         }
+        if Set(entity.declaredKey.map { $0.lowercased() }).count != entity.declaredKey.count {
+            throw TributaryError(.invalidModel, "the declared key names an attribute twice: \(entity.declaredKey.joined(separator: ", "))", location: place,
+                                 hint: "list each attribute of the table's PRIMARY KEY once")
+        }
         if entity.attributes.contains(where: \.isDerived) {
             throw TributaryError(.invalidModel, "an adopted table cannot have derived attributes", location: place, hint: "compute the value in a view or in the program that writes it")
         }
@@ -228,6 +232,9 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         }
         if !name.unicodeScalars.allSatisfy({ !unadoptableCharacters.contains($0) }) {
             return "has a name holding . / ` or a control character, which key paths and object IDs cannot carry"
+        }
+        if name.hasPrefix("$") || name.hasPrefix("@") {
+            return "has a name starting with $ or @, which a predicate reads as a variable or an operator"
         }
         return nil
     }

@@ -57,3 +57,49 @@ import TributaryTestSupport
         #expect(changes.last.map(values) == "_note=nil order=a unit-price=9.5", "\(changes)")
     }
 }
+
+/// The names of adopted tables outside the adoption itself: a model file, a sort key, a
+/// declared key, and the names a predicate could not carry.
+@Suite struct QuotedNameModelTests {
+    let dir = TemporaryDirectory()
+
+    @Test func aModelWithNamesThatNeedQuotingPrintsAsYAMLThatReadsBack() throws {
+        let path = dir.file("odd.db")
+        try ForeignWriter.shell(path, #"""
+            CREATE TABLE "a: b" ("id" INTEGER PRIMARY KEY, "x #y" TEXT, " z" TEXT, "k, l" TEXT, "[m]" TEXT, "true" TEXT, "- n" INTEGER);
+            CREATE UNIQUE INDEX "by k, l" ON "a: b" ("k, l", " z");
+            CREATE TABLE "{tags}" ("name" TEXT PRIMARY KEY, "say ""hi""" TEXT);
+            """#)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let model = try #require(try Fixtures.adoptedCoordinator(path).persistentStores.first?.model)
+        #expect(try ManagedObjectModel(yaml: model.yamlText) == model, "\(model.yamlText)")
+        #expect(try model.requireEntity("a: b").uniquenessConstraints == [["k, l", " z"]])
+    }
+
+    @Test func aSortKeyTakesBacktickedNamesAndRefusesAnUnclosedOne() throws {
+        #expect(try SortDescriptor(parsing: "`unit price`:desc") == SortDescriptor("unit price", ascending: false))
+        #expect(try SortDescriptor(parsing: "`a:b`") == SortDescriptor("a:b"))
+        #expect(try SortDescriptor(parsing: "post.`unit price`") == SortDescriptor("post.unit price"))
+        #expect(try SortDescriptor(parsing: "title:ASC") == SortDescriptor("title"))
+        let unclosed = try #require(throws: TributaryError.self) { try SortDescriptor(parsing: "`a:desc") }
+        #expect(unclosed.message.contains("unterminated quoted name") && unclosed.hint?.contains("`unit price`:desc") == true)
+        let direction = try #require(throws: TributaryError.self) { try SortDescriptor(parsing: "a:up") }
+        #expect(direction.message.contains("unknown sort direction 'up'"))
+    }
+
+    @Test func namesAPredicateWouldMisreadAreRefused() throws {
+        let path = dir.file("vars.db")
+        try ForeignWriter.shell(path, #"CREATE TABLE t (id INTEGER PRIMARY KEY, "$amt" REAL); CREATE TABLE "@at" (id INTEGER PRIMARY KEY);"#)
+        let error = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.adoptDatabase(at: path) }
+        #expect(error.message.contains("'@at' has a name starting with $ or @") && error.message.contains("'t' has column '$amt', which has a name starting with $ or @"), "\(error.message)")
+    }
+
+    @Test func aDeclaredKeyNamingAnAttributeTwiceIsRefused() throws {
+        var entity = EntityDescription(name: "users")
+        entity.tableKey = "rowid"
+        entity.attributes = [AttributeDescription(name: "email", type: .string)]
+        entity.declaredKey = ["email", "email"]
+        let error = try #require(throws: TributaryError.self) { try ManagedObjectModel(entities: [entity]) }
+        #expect(error.message.contains("the declared key names an attribute twice") && error.location == "entity users", "\(error)")
+    }
+}
