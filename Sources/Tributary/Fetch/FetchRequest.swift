@@ -31,7 +31,11 @@ public struct SortDescriptor: Sendable, Equatable {
     }
 
     /// Parses `key`, `key:asc` or `key:desc`, as the CLI's `--sort` takes them; a name that
-    /// is not a plain word goes in backticks (`` `unit price`:desc ``).
+    /// is not a plain word goes in backticks:
+    ///
+    /// ```swift
+    /// try SortDescriptor(parsing: "`unit price`:desc")   // key "unit price", descending
+    /// ```
     public init(parsing text: String) throws {
         var quoted = false, colon: String.Index?
         for index in text.indices {

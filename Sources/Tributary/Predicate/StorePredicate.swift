@@ -10,9 +10,13 @@ import Foundation
 /// ```
 ///
 /// A key path's part that is not a plain word (a name another program gave an adopted
-/// table: `unit price`, `select`) goes in backticks, and prints back so:
-/// `` `unit price` > 2 ``; `#` before a one-part key path spelled like a keyword does the
-/// same (`#in == 1`), and `%K` takes a key path as an argument.
+/// table: `unit price`, `select`) goes in backticks, and prints back so; `#` before a
+/// one-part key path spelled like a keyword does the same (`#in == 1`), and `%K` takes a
+/// key path as an argument:
+///
+/// ```swift
+/// let r = try StorePredicate(format: "`unit price` > 2 AND %K != nil", "_note")
+/// ```
 public indirect enum StorePredicate: Sendable, Equatable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)
