@@ -38,6 +38,8 @@ extension AdoptionTests {
         let line = transactions.last?.contextName ?? ""
         #expect(line.contains("not keys of users") && line.contains("notes/p1 owner_id = 'x'") && line.contains("notes/p2 owner_id = ''"), "\(line)")
         #expect(transactions.last?.changes.isEmpty == true)
+        let read = try coordinator.fetch(FetchRequest(entityName: "notes", sortDescriptors: [SortDescriptor("body")])).map { $0["owner_id"] }
+        #expect(read.count == 2 && read.allSatisfy { $0 == nil || $0 == .null }, "a fetch (and a snapshot) reads no object there either, not users/p0: \(read)")
         try ForeignWriter.shell(path, "UPDATE notes SET owner_id = 2 WHERE body = 'hello';")
         let back = try coordinator.fetchHistory(.fetchHistory(after: transactions.last?.token)).flatMap(\.changes)
         #expect(target(properties(back.first)["owner_id"]?.after) == "users/2" && properties(back.first)["owner_id"]?.before == .null, "\(back)")
