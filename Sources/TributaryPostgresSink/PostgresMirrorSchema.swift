@@ -58,7 +58,7 @@ public struct PostgresMirrorSchema: Sendable {
     /// The key column an entity's mirror table takes: an adopted table's `INTEGER PRIMARY
     /// KEY` column keeps its name; a table keyed by its rowid, or made by Tributary, has `_pk`.
     static func keyColumn(of entity: EntityDescription) -> String {
-        guard let key = entity.tableKey, !["rowid", "_rowid_", "oid"].contains(key.lowercased()) else { return keyColumn }
+        guard let key = entity.tableKey, !RowidName.contains(key) else { return keyColumn }
         return key
     }
 

@@ -26,10 +26,10 @@ struct CaptureCheck {
         if !installed.drifted.isEmpty {
             let line = "writes by other programs to \(installed.drifted.joined(separator: ", ")) since token \(try since(on: db)) may be missing: "
                 + "the capture triggers of \(installed.drifted.count == 1 ? "that table" : "those tables") had been dropped or altered (installed again)"
-            try recordGap(installed.drifted, line, on: db)
+            try Self.recordGap(installed.drifted, line, on: db)
         }
         if !installed.unprobed.isEmpty {
-            try recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try since(on: db)) "
+            try Self.recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try since(on: db)) "
                           + "may be missing: another program made a unique index the capture did not probe (probed from now on)", on: db)
         }
         if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, on: db) }
@@ -56,7 +56,7 @@ struct CaptureCheck {
         if !dropped.isEmpty { parts.append("another program dropped \(dropped.joined(separator: ", "))") }
         let changed = unreported.filter { $0.hasPrefix("~") }.map { String($0.dropFirst()) }
         if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
-        try recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
+        try Self.recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
         try recordDetectedSchemaChange(schema, options: options, on: db)
         let all = String(decoding: try JSONEncoder().encode((reported.union(unreported)).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])
@@ -82,7 +82,7 @@ struct CaptureCheck {
 
     /// Records a history transaction without changes, process "capture gap", saying `line`;
     /// `tables` (entities of the model) are its entities.
-    private func recordGap(_ tables: [String], _ line: String, on db: Connection) throws {
+    static func recordGap(_ tables: [String], _ line: String, on db: Connection) throws {
         Self.gaps.increment()
         let source = HistorySource(author: nil, contextName: line, processID: Self.gapSource.0, processName: Self.gapSource.1)
         let payload = try HistoryPayload.finish(body: [], count: 0, names: NameTable())

@@ -94,7 +94,7 @@ enum CaptureInstaller {
         var actual: [String] = []
         while try statement.step() { actual.append(statement.string(at: 0)) }
         let key = table.keyColumns[0]
-        guard actual.contains(key) || ["rowid", "_rowid_", "oid"].contains(key.lowercased()) else { return nil }
+        guard actual.contains(key) || RowidName.contains(key) else { return nil }
         let gone = table.columns.filter { !actual.contains($0) }
         let new = actual.filter { $0 != key && !table.columns.contains($0) }
         let ordered = actual.filter(table.columns.contains)

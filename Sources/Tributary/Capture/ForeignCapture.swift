@@ -210,14 +210,15 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         }
         let groups = try boundaries(state: state, through: newest, on: db)
         let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
-        let changes = try fold.changes(of: rows, in: groups, on: db)
+        let results = try fold.changes(of: rows, in: groups, on: db)
         var sourceIDs: [Bool: Int64] = [:]
-        for (group, changes) in zip(groups, changes) where !changes.isEmpty {
+        for (group, result) in zip(groups, results) where !result.changes.isEmpty {
             let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
             let source = HistorySource(author: nil, contextName: nil, processID: processID, processName: processName)
             let id = try sourceIDs[group.exact] ?? HistoryRecorder.sourceID(source, on: db)
             sourceIDs[group.exact] = id
-            try Self.record(changes, source: source, sourceID: id, on: db)
+            try Self.record(result.changes, source: source, sourceID: id, on: db)
+            if !result.nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(result.nonKeys, on: db) }
         }
         try db.execute("DELETE FROM \(CaptureLog.table) WHERE seq <= ?", [.integer(newest)])
         try db.execute("INSERT INTO \(CaptureLog.table) (seq, t) VALUES (?, 0)", [.integer(newest)])

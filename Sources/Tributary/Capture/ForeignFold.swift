@@ -50,8 +50,15 @@ struct ForeignFold {
         self.joins = joins
     }
 
+    /// One group's changes, and the values in them that were no keys.
+    struct Folded {
+        var changes: [RecordedChange]
+        /// Values written into to-ones' columns that are not keys, recorded as nil.
+        var nonKeys: [NonKey]
+    }
+
     /// Each group's changes, in order (an empty list for a group that changed nothing).
-    func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> [[RecordedChange]] {
+    func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> [Folded] {
         var walk = StateWalk(fold: self, db: db)
         var byGroup = Array(repeating: [CaptureLogRow](), count: groups.count)
         var g = 0
@@ -64,7 +71,11 @@ struct ForeignFold {
         for g in groups.indices.reversed() {
             spans[g] = try walk.span(byGroup[g])
         }
-        return spans.map { rows in rows.flatMap { changes($0) }.coalesced().deletesFirst() }
+        return spans.map { rows in
+            var nonKeys: [NonKey] = []
+            let folded = rows.flatMap { changes($0, nonKeys: &nonKeys) }
+            return Folded(changes: folded.coalesced().deletesFirst(), nonKeys: nonKeys)
+        }
     }
 
     // MARK: Changes
@@ -72,27 +83,27 @@ struct ForeignFold {
     /// The changes of one touched row: the difference of its states, or, where a key change
     /// moved the object that started or ended here, the start's delete (linked to the key the
     /// object moved to) and the end's insert (linked to the key it moved from).
-    private func changes(_ span: StateWalk.Span) -> [RecordedChange] {
+    private func changes(_ span: StateWalk.Span, nonKeys: inout [NonKey]) -> [RecordedChange] {
         guard span.movedFrom != nil || span.movedTo != nil, let table = tables[span.key.table], table.kind == .entity else {
-            return change(span.key, from: span.start, to: span.end)
+            return change(span.key, from: span.start, to: span.end, nonKeys: &nonKeys)
         }
         var changes: [RecordedChange] = []
-        if var gone = entityChange(table, key: span.key.key, from: span.start, to: nil) {
+        if var gone = entityChange(table, key: span.key.key, from: span.start, to: nil, nonKeys: &nonKeys) {
             gone.movedKey = span.movedTo?.key.integerValue
             changes.append(gone)
         }
-        if var came = entityChange(table, key: span.key.key, from: nil, to: span.end) {
+        if var came = entityChange(table, key: span.key.key, from: nil, to: span.end, nonKeys: &nonKeys) {
             came.movedKey = span.movedFrom?.key.integerValue
             changes.append(came)
         }
         return changes
     }
 
-    private func change(_ key: RowKey, from start: [AttributeValue]?, to end: [AttributeValue]?) -> [RecordedChange] {
+    private func change(_ key: RowKey, from start: [AttributeValue]?, to end: [AttributeValue]?, nonKeys: inout [NonKey]) -> [RecordedChange] {
         guard let table = tables[key.table] else { return [] }
         switch table.kind {
         case .entity:
-            return entityChange(table, key: key.key, from: start, to: end).map { [$0] } ?? []
+            return entityChange(table, key: key.key, from: start, to: end, nonKeys: &nonKeys).map { [$0] } ?? []
         case .join:
             guard (start == nil) != (end == nil), let join = joins[table.name], let src = key.key.integerValue, let dst = key.second.integerValue else { return [] }
             let added = end != nil
@@ -104,7 +115,11 @@ struct ForeignFold {
         }
     }
 
-    private func entityChange(_ table: CapturedTable, key: AttributeValue, from start: [AttributeValue]?, to end: [AttributeValue]?) -> RecordedChange? {
+    /// The change of an entity's row from `start` to `end`. A to-one's column is the other
+    /// object's ID; a value there that is no key (text another program wrote) is nil, and
+    /// where written (in `end`) it is added to `nonKeys`.
+    private func entityChange(_ table: CapturedTable, key: AttributeValue, from start: [AttributeValue]?, to end: [AttributeValue]?,
+                              nonKeys: inout [NonKey]) -> RecordedChange? {
         guard let entity = schema.tables[table.name], let primaryKey = key.integerValue else { return nil }
         let type: PersistentHistoryChangeType
         switch (start, end) {
@@ -127,12 +142,11 @@ struct ForeignFold {
                     property.after = after.map { $0.coerced(to: attribute.type) ?? $0 }
                 }
             } else if let relationship = entity.entity.relationship(named: name) {
-                func object(_ value: AttributeValue) -> AttributeValue {
-                    guard let key = value.integerValue else { return value }
-                    return .objectID(ObjectID(storeID: HistoryRecorder.placeholderStore, entityName: relationship.destinationEntity, primaryKey: key))
+                property.before = before.map { NonKey.object($0, in: relationship) }
+                property.after = after.map { NonKey.object($0, in: relationship) }
+                if let value = after, NonKey.object(value, in: relationship).isNull, !value.isNull {
+                    nonKeys.append(NonKey(entity: table.name, primaryKey: primaryKey, column: name, value: value, destination: relationship.destinationEntity))
                 }
-                property.before = before.map(object)
-                property.after = after.map(object)
             }
             properties.append(property)
         }

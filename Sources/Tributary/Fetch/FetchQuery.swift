@@ -142,13 +142,15 @@ struct FetchQuery {
         case 2: return stored == .real || stored == .integer ? .double(statement.double(at: index)) : statement.value(at: index)
         case 3: return stored == .integer ? .bool(statement.int64(at: index) != 0) : statement.value(at: index)
         case 4: return stored == .real || stored == .integer ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
-        case 255: return .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index)))
+        // A to-one's column holding no integer (text another program wrote) names no object: nil, as history records it.
+        case 255: return stored == .integer ? .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index))) : .null
         default: return Self.decode(statement, at: index, as: columns[column], storeID: storeID)
         }
     }
 
     /// A value another program stored in a class the attribute's type does not hold (text
-    /// in an integer column, 2.5 in one of bool) is given as stored, not converted to 0.
+    /// in an integer column, 2.5 in one of bool) is given as stored, not converted to 0; in
+    /// a to-one's column, where it names no object, it is nil.
     static func decode(_ statement: Statement, at index: Int, as column: Column, storeID: UUID) -> AttributeValue {
         let stored = statement.storageClass(at: index)
         if stored == .null { return .null }
@@ -167,6 +169,7 @@ struct FetchQuery {
             case .binary: return .data(statement.data(at: index))
             }
         case .toOne(let entity):
+            guard stored == .integer else { return .null }
             return .objectID(ObjectID(storeID: storeID, entityName: entity, primaryKey: statement.int64(at: index)))
         }
     }

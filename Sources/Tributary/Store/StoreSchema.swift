@@ -34,7 +34,7 @@ struct StoreSchema: Sendable {
         /// ``keyColumn`` quoted for SQL.
         var key: String { entity.tableKey.map(quote) ?? "\"_pk\"" }
         /// Whether an adopted table has no key column: rows are identified by their rowid.
-        var isKeyedByRowid: Bool { ["rowid", "_rowid_", "oid"].contains(keyColumn.lowercased()) }
+        var isKeyedByRowid: Bool { RowidName.contains(keyColumn) }
         /// Whether rows carry Tributary's `_version` (adopted tables do not).
         var isVersioned: Bool { entity.tableKey == nil }
         /// `, "_version" = "_version" + 1` for an `UPDATE`'s assignments of a versioned table, else nothing.

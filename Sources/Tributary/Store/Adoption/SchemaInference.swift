@@ -7,7 +7,8 @@ import Foundation
 /// `INTEGER PRIMARY KEY` identifies rows, or the rowid when there is none; unique indexes
 /// become uniqueness constraints; foreign keys to another adopted table's key become to-one
 /// relationships (``ForeignKeyInference``). Tables Tributary cannot capture are refused, all at once,
-/// each with its reason.
+/// each with its reason, as are tables whose inferred entities the model would refuse
+/// (``InferredModelCheck``).
 struct SchemaInference {
     let options: DatabaseAdoption
 
@@ -19,51 +20,54 @@ struct SchemaInference {
 
     func read(on db: Connection, place: String) throws -> Result {
         var result = Result(entities: [], tables: [], skipped: [:])
-        var refused: [String] = [], refusedNames: [String] = []
+        var refused: [(table: String, why: String)] = []
         let list = try db.makeStatement("SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
         var candidates: [(name: String, type: String, withoutRowid: Bool)] = []
         while try list.step() { candidates.append((list.string(at: 0), list.string(at: 1), list.int64(at: 2) != 0)) }
         for table in candidates {
-            let lower = table.name.lowercased()
-            if lower.hasPrefix("sqlite_") || lower.hasPrefix("_tributary_") { continue }
-            switch table.type {
-            case "view": continue
-            case "shadow": result.skipped[table.name] = "a virtual table's storage"; continue
-            case "virtual": result.skipped[table.name] = "a virtual table (SQLite runs no triggers on it)"; continue
-            default: break
-            }
-            guard options.adopts(table.name) else { result.skipped[table.name] = "excluded"; continue }
-            if table.withoutRowid {
-                refused.append("'\(table.name)' is a WITHOUT ROWID table (its rows have no integer identity yet)")
-                refusedNames.append(table.name)
-                continue
-            }
-            if let problem = ManagedObjectModel.adoptionProblem(ofName: table.name) {
-                refused.append("'\(table.name)' \(problem)")
-                refusedNames.append(table.name)
-                continue
-            }
-            do {
-                let (entity, report) = try self.entity(table.name, on: db)
-                result.entities.append(entity)
-                result.tables.append(report)
-            } catch let problem as Refusal {
-                refused.append(problem.text)
-                refusedNames.append(table.name)
-            }
+            if let why = try take(table, into: &result, on: db) { refused.append((table.name, why)) }
         }
-        if !refused.isEmpty {
-            let names = refusedNames.map { ManagedObjectModel.isValidName($0) ? $0 : "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }
-            throw TributaryError(.invalidInput, "cannot adopt \(refused.count == 1 ? "a table" : "\(refused.count) tables"): \(refused.joined(separator: "; "))", location: place,
-                                 hint: "leave \(names.count == 1 ? "it" : "them") out with " + names.map { "--exclude \($0)" }.joined(separator: " "))
+        if !result.entities.isEmpty {
+            var foreignKeys = ForeignKeyInference(entities: result.entities, tables: result.tables)
+            try foreignKeys.link(on: db)
+            (result.entities, result.tables) = (foreignKeys.entities, foreignKeys.tables)
+            refused += try InferredModelCheck.problems(of: result.entities)
         }
+        if !refused.isEmpty { throw Self.refusal(refused, place: place) }
         guard !result.entities.isEmpty else {
             throw TributaryError(.invalidInput, "no table to adopt", location: place, hint: "the database has no ordinary tables, or --include/--exclude left none")
         }
-        var foreignKeys = ForeignKeyInference(entities: result.entities, tables: result.tables)
-        try foreignKeys.link(on: db)
-        (result.entities, result.tables) = (foreignKeys.entities, foreignKeys.tables)
         return result
+    }
+
+    /// Adds the table to `result` as an entity, or to its skipped tables; or says why it is refused.
+    private func take(_ table: (name: String, type: String, withoutRowid: Bool), into result: inout Result, on db: Connection) throws -> String? {
+        let lower = table.name.lowercased()
+        if lower.hasPrefix("sqlite_") || lower.hasPrefix("_tributary_") { return nil }
+        switch table.type {
+        case "view": return nil
+        case "shadow": result.skipped[table.name] = "a virtual table's storage"; return nil
+        case "virtual": result.skipped[table.name] = "a virtual table (SQLite runs no triggers on it)"; return nil
+        default: break
+        }
+        guard options.adopts(table.name) else { result.skipped[table.name] = "excluded"; return nil }
+        if table.withoutRowid { return "'\(table.name)' is a WITHOUT ROWID table (its rows have no integer identity yet)" }
+        if let problem = ManagedObjectModel.adoptionProblem(ofName: table.name) { return "'\(table.name)' \(problem)" }
+        do {
+            let (entity, report) = try self.entity(table.name, on: db)
+            result.entities.append(entity)
+            result.tables.append(report)
+            return nil
+        } catch let problem as Refusal {
+            return problem.text
+        }
+    }
+
+    /// The error refusing `refused` tables, each with its reason, with the `--exclude` options that leave them out.
+    private static func refusal(_ refused: [(table: String, why: String)], place: String) -> TributaryError {
+        let names = refused.map(\.table).map { ManagedObjectModel.isValidName($0) ? $0 : "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }
+        return TributaryError(.invalidInput, "cannot adopt \(refused.count == 1 ? "a table" : "\(refused.count) tables"): \(refused.map(\.why).joined(separator: "; "))", location: place,
+                              hint: "leave \(names.count == 1 ? "it" : "them") out with " + names.map { "--exclude \($0)" }.joined(separator: " "))
     }
 
     /// Why one table cannot be adopted.
@@ -120,7 +124,7 @@ struct SchemaInference {
         let hasKeyIndex = try db.scalar("SELECT count(*) FROM pragma_index_list(?) WHERE origin = 'pk'", [.string(table)])?.integerValue ?? 0 > 0
         if declared.count == 1, declared[0].declared.uppercased() == "INTEGER", !hasKeyIndex { return declared[0].name }
         let names = Set(columns.map { $0.name.lowercased() })
-        guard let rowid = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
+        guard let rowid = RowidName.all.first(where: { !names.contains($0) }) else {
             throw Refusal(text: "'\(table)' has no INTEGER PRIMARY KEY and columns named rowid, _rowid_ and oid hide its rowid")
         }
         let keyNames = declared.map(\.name).joined(separator: ", ")
@@ -130,25 +134,37 @@ struct SchemaInference {
         return rowid
     }
 
-    /// An attribute by the affinity of the declared type (SQLite's rules, section 3.1 of
-    /// its datatype page), with NUMERIC split into bool, date-like text and double.
+    /// An attribute by the affinity of the declared type (``type(declared:)``).
     private func attribute(_ column: Column, notes: inout [String]) -> AttributeDescription {
-        let declared = column.declared.uppercased()
-        let type: AttributeType
-        if declared.contains("INT") { type = .integer }
-        else if ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains) { type = .string }
-        else if declared.contains("BLOB") { type = .binary }
-        else if declared.isEmpty { type = .string }
-        else if ["REAL", "FLOA", "DOUB"].contains(where: declared.contains) { type = .double }
-        else if declared.contains("BOOL") { type = .bool }
-        else if declared.contains("DATE") || declared.contains("TIME") { type = .string }
-        else { type = .double }
+        let type = Self.type(declared: column.declared)
         var defaultValue: AttributeValue?
         if let sql = column.defaultSQL {
             defaultValue = Self.literal(sql)?.coerced(to: type)
             if defaultValue == nil { notes.append("the default of \(column.name) (\(sql)) is not a constant: other programs' inserts get it, Tributary's leave the column NULL unless given") }
         }
         return AttributeDescription(name: column.name, type: type, isOptional: !column.notNull, defaultValue: defaultValue)
+    }
+
+    /// The attribute type of a column declared `declared`: its affinity (SQLite's rules,
+    /// section 3.1 of its datatype page), with NUMERIC split into bool, date-like text and
+    /// double, and an untyped column a string.
+    static func type(declared: String) -> AttributeType {
+        let declared = declared.uppercased()
+        if declared.contains("INT") { return .integer }
+        if ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains) { return .string }
+        if declared.contains("BLOB") { return .binary }
+        if declared.isEmpty { return .string }
+        if ["REAL", "FLOA", "DOUB"].contains(where: declared.contains) { return .double }
+        if declared.contains("BOOL") { return .bool }
+        if declared.contains("DATE") || declared.contains("TIME") { return .string }
+        return .double
+    }
+
+    /// Whether a column declared `declared` keeps the integers it is given as integers: one
+    /// of INTEGER affinity, or untyped (a bare `owner_id REFERENCES users`), whose values
+    /// stay as given. (Its rows may still hold other values; adoption looks.)
+    static func holdsIntegers(declared: String) -> Bool {
+        declared.isEmpty || type(declared: declared) == .integer
     }
 
     /// A default written as a literal: a number, a quoted string, NULL, TRUE or FALSE.
