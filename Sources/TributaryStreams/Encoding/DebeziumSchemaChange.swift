@@ -23,11 +23,17 @@ enum DebeziumSchemaChange {
         rest(&s)
     }
 
+    /// Writes the `source` block of a record of a whole transaction (a schema change, a
+    /// capture gap): its commit time and token, then `ts_ms`, the export time.
+    static func writeTransactionSource(to o: inout JSONWriter, timestamp: Date, token: PersistentHistoryToken, store: String, exportTime: Date) {
+        o.key("source")
+        o.object { s in writeSource(to: &s, timestamp: timestamp, snapshot: false, store: store) { s in s.field("token", token.description) } }
+        o.field("ts_ms", .integer(RecordBody.milliseconds(exportTime)))
+    }
+
     static func write(_ record: SchemaRecord, exportTime: Date, to o: inout JSONWriter) {
         let store = record.storeID.uuidString.lowercased()
-        o.key("source")
-        o.object { s in writeSource(to: &s, timestamp: record.timestamp, snapshot: false, store: store) { s in s.field("token", record.token.description) } }
-        o.field("ts_ms", .integer(RecordBody.milliseconds(exportTime)))
+        writeTransactionSource(to: &o, timestamp: record.timestamp, token: record.token, store: store, exportTime: exportTime)
         o.field("databaseName", store)
         o.field("schemaName", .null)
         o.field("ddl", record.change.changes.joined(separator: "; "))
