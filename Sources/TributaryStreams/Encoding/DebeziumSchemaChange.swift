@@ -52,15 +52,14 @@ enum DebeziumSchemaChange {
     }
 
     /// The entities the change touches: CREATE for added ones, DROP for removed ones, ALTER
-    /// for the others named by a change (`Post.views`, `index Post(title)`, `Post`).
+    /// for the others an item of the change is about (`Post.views`, `index Post(title)`,
+    /// `Post`; by the item's exact form, so `Details` is not `Order Details`).
     static func tableChanges(_ change: SchemaChange) -> [(String, String)] {
         var result: [(String, String)] = []
+        let named = change.namedEntities
         for entity in change.model.entities {
             if change.changes.contains("added entity \(entity.name)") { result.append(("CREATE", entity.name)); continue }
-            let named = change.changes.contains { text in
-                text.hasSuffix(" \(entity.name)") || text.contains(" \(entity.name).") || text.contains(" \(entity.name)(") || text.contains("of \(entity.name)")
-            }
-            if named { result.append(("ALTER", entity.name)) }
+            if named.contains(entity.name) { result.append(("ALTER", entity.name)) }
         }
         for text in change.changes where text.hasPrefix("removed entity ") { result.append(("DROP", String(text.dropFirst("removed entity ".count)))) }
         return result
