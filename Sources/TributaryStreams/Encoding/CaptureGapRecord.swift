@@ -56,11 +56,7 @@ public struct CaptureGapRecord: Sendable, Equatable {
     /// Writes the fields every encoding's gap record shares (inside an object): `position`,
     /// `storeID`, `token`, `timestamp`, `type: "captureGap"`, `description` and `entities`.
     func writeBody(to o: inout JSONWriter) {
-        o.field("position", position.description)
-        o.field("storeID", storeID.uuidString.lowercased())
-        o.field("token", token.description)
-        o.field("timestamp", ISO8601.string(from: timestamp))
-        o.field("type", Self.type)
+        writeTransactionFields(type: Self.type, to: &o)
         o.field("description", description)
         o.field("entities", .array(entities.map { .string($0) }))
     }
@@ -72,39 +68,17 @@ public struct CaptureGapRecord: Sendable, Equatable {
 extension RecordEncoder {
     /// Appends `record` as one native JSON line (an encoding without its own form of gap records).
     public mutating func encodeGap(_ record: CaptureGapRecord, into buffer: inout [UInt8]) {
-        CaptureGapRecord.appendNative(record, into: &buffer)
+        record.appendNative(into: &buffer)
     }
 }
 
-extension CaptureGapRecord {
-    /// Appends the native line: ``writeBody(to:)`` in one object, then a newline.
-    static func appendNative(_ record: CaptureGapRecord, into buffer: inout [UInt8]) {
-        var json = JSONWriter()
-        json.object { o in record.writeBody(to: &o) }
-        buffer.append(contentsOf: json.bytes)
-        buffer.append(0x0A)
-    }
-}
+extension CaptureGapRecord: TransactionRecord {}
 
 extension CloudEventsEncoder {
     /// A gap record as the event `tributary.captureGap`, subject the store, with the native
     /// gap record as `data`.
     public mutating func encodeGap(_ record: CaptureGapRecord, into buffer: inout [UInt8]) {
-        let store = "tributary://" + record.storeID.uuidString.lowercased()
-        var json = JSONWriter()
-        json.object { o in
-            o.field("specversion", "1.0")
-            o.field("id", record.eventID)
-            o.field("source", store)
-            o.field("type", "tributary.\(CaptureGapRecord.type)")
-            o.field("subject", store)
-            o.field("time", ISO8601.string(from: record.timestamp))
-            o.field("datacontenttype", "application/json")
-            o.key("data")
-            o.object { d in record.writeBody(to: &d) }
-        }
-        buffer.append(contentsOf: json.bytes)
-        buffer.append(0x0A)
+        record.appendCloudEvent(type: "tributary.\(CaptureGapRecord.type)", into: &buffer)
     }
 }
 
