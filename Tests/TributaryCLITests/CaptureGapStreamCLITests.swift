@@ -56,4 +56,18 @@ import Testing
         let rows = try CLI.run(["query", replica, "--entity", "users", "--json"])
         #expect(rows.stdout.contains(#""c""#), "the write after the gap is replayed: \(rows.stdout)")
     }
+
+    /// A pipeline hands the gap to its sinks in its place: the segments sink's stream carries
+    /// it and verifies, standard output prints it.
+    @Test func aPipelineHandsTheGapToItsSinks() throws {
+        let db = try makeApp("pipeline", ddl: "CREATE UNIQUE INDEX by_name ON users(name)")
+        let out = scratch.path("archive")
+        let file = scratch.path("gap.yml")
+        try "source: {store: \(db)}\nsinks:\n  - type: segments\n    directory: \(out)\n  - type: stdout\n    format: cloudevents\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["run", file, "--once"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(#""type":"tributary.captureGap""#), "\(run.stdout)")
+        let verified = try CLI.run(["verify", out])
+        #expect(verified.status == 0 && verified.stderr.contains("another program made a unique index"), "\(verified.stdout)\(verified.stderr)")
+    }
 }
