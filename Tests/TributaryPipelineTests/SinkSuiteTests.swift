@@ -16,7 +16,8 @@ struct SinkUnderTest {
 /// The shared sink suite, run for every sink: a clean delivery, then a delivery "crashed"
 /// after a checkpoint and part of the next batch and resumed by a new sink from its durable
 /// position, must leave the same effect downstream; checkpoints cover filtered-out records;
-/// durable positions never fall behind what was checkpointed.
+/// durable positions never fall behind what was checkpointed; a capture gap record after the
+/// records is taken in its place (a sink may ignore it).
 enum SinkSuite {
     static let storeID = UUID(uuidString: "0B6F0000-0000-4000-8000-000000000001")!
     static let model = try! ManagedObjectModel(yamlFile: PipelineFixtures.repositoryRoot.appendingPathComponent("examples/blog/model.yml"))
@@ -48,6 +49,22 @@ enum SinkSuite {
         return records
     }()
 
+    /// A capture gap after the records (at the next token).
+    static let gap = CaptureGapRecord(position: StreamPosition(token: 10, index: 0), storeID: storeID, timestamp: Date(timeIntervalSince1970: 1_700_000_010),
+                                      description: "writes by other programs to Post since token 9 may be missing", entities: ["Post"])
+
+    /// Delivers `chunks` to `sink` (which holds what is at or before `after`) as the runner
+    /// does: the capture gap in its place (after the last record), once.
+    static func deliver(_ chunks: [[StreamRecord]], after: StreamPosition?, to sink: any Sink) async throws {
+        var gapDue = after.map { $0 < gap.position } ?? true
+        for chunk in chunks {
+            try await sink.deliver(chunk)
+            guard gapDue, chunk.last == records.last else { continue }
+            try await sink.deliverGap(gap)
+            gapDue = false
+        }
+    }
+
     static func chunks(after position: StreamPosition?) -> [[StreamRecord]] {
         stride(from: 0, to: records.count, by: 5).compactMap { start in
             let chunk = records[start..<min(records.count, start + 5)].filter { position == nil || $0.position > position! }
@@ -60,7 +77,7 @@ enum SinkSuite {
         let sink = clean.make()
         let start = try await sink.open(context)
         #expect(start == nil, "a new sink holds nothing")
-        for chunk in chunks(after: nil) { try await sink.deliver(chunk) }
+        try await deliver(chunks(after: nil), after: nil, to: sink)
         let durable = try await sink.checkpoint(through: records.last!.position)
         #expect(durable.map { $0 >= records.last!.position } == true)
         try await sink.close()
@@ -71,16 +88,15 @@ enum SinkSuite {
         let first = crashed.make()
         _ = try await first.open(context)
         let all = chunks(after: nil)
-        try await first.deliver(all[0])
-        try await first.deliver(all[1])
+        try await deliver([all[0], all[1]], after: nil, to: first)
         let checkpointed = try await first.checkpoint(through: all[1].last!.position)
         #expect(checkpointed.map { $0 >= all[1].last!.position } == true)
-        try await first.deliver(all[2])
+        try await deliver([all[2]], after: all[1].last!.position, to: first)
         // Restarted: a new sink over the same downstream resumes from its durable position.
         let second = crashed.make()
         let resume = try await second.open(context)
         if let resume { #expect(resume >= all[1].last!.position, "the durable position never falls behind a checkpoint") }
-        for chunk in chunks(after: resume) { try await second.deliver(chunk) }
+        try await deliver(chunks(after: resume), after: resume, to: second)
         // Records after the last delivered one were filtered out: the checkpoint still covers them.
         let beyond = StreamPosition(token: records.last!.position.token + 5, index: 0)
         let final = try await second.checkpoint(through: beyond)
@@ -115,6 +131,7 @@ enum SinkSuite {
         try await SinkSuite.run(clean: underTest("clean"), crashed: underTest("crashed"))
         let result = try TributaryProcess.run(["verify", dir.path("crashed")])
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning: capture gap at 10.0"), "the stream carries the gap: \(result.stderr)")
     }
 
     @Test func standardOutput() async throws {
@@ -134,7 +151,7 @@ enum SinkSuite {
                     if let earlier = seen[id] { #expect(earlier == line, "a redelivered record is the same record") }
                     seen[id] = line
                 }
-                #expect(Set(seen.keys) == Set(SinkSuite.records.map(\.eventID)))
+                #expect(Set(seen.keys) == Set(SinkSuite.records.map(\.eventID) + [SinkSuite.gap.eventID]), "the capture gap is printed in its place")
                 return seen.keys.sorted().map { seen[$0]! }
             })
         }

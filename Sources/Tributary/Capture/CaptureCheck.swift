@@ -9,7 +9,7 @@ import Foundation
 /// context names the tables and the token since which (when the capture was last checked
 /// whole); the metric `tributary_capture_gaps_total` counts them. Never silent.
 struct CaptureCheck {
-    static let gapSource: (Int32, String) = (-3, "capture gap")
+    static let gapSource: (Int32, String) = (CaptureGapEvent.processID, CaptureGapEvent.processName)
     private static let gaps = Counter(label: "tributary_capture_gaps_total")
     /// The schema version the capture was last checked at (-1: not yet).
     private var checkedVersion: Int64 = -1

@@ -65,7 +65,7 @@ package struct HistoryFollower: Sendable {
         try coordinator.currentPersistentHistoryToken()
     }
 
-    /// What one ``readChanges(after:through:resumingAfter:limit:_:)`` step read.
+    /// What one ``readChanges(after:through:resumingAfter:limit:schema:gaps:_:)`` step read.
     package struct ChangeStep: Sendable {
         /// Changes handed over.
         package var count = 0
@@ -85,9 +85,9 @@ package struct HistoryFollower: Sendable {
     /// Hands `body` the matching changes after token `after` through `through`, in order,
     /// skipping those at or before `resumeAfter` (a step that stopped inside a transaction),
     /// at most `limit` of them. With `schema`, each schema transaction goes to it in its
-    /// place, counted as one change at index 0 of its token.
+    /// place, and with `gaps` each capture gap, each counted as one change at index 0 of its token.
     package func readChanges(after: Int64, through: PersistentHistoryToken, resumingAfter resumeAfter: (token: Int64, index: Int)? = nil,
-                             limit: Int = .max, schema: ((SchemaChangeEvent) throws -> Void)? = nil,
+                             limit: Int = .max, schema: ((SchemaChangeEvent) throws -> Void)? = nil, gaps: ((CaptureGapEvent) throws -> Void)? = nil,
                              _ body: (HistoryChangeView) throws -> Void) throws -> ChangeStep {
         var step = ChangeStep(newest: resumeAfter, through: through)
         guard through.value > after else { return step }
@@ -108,11 +108,17 @@ package struct HistoryFollower: Sendable {
             func handSchema(_ event: SchemaChangeEvent) throws {
                 if let schema { try hand(event.token.value, 0) { try schema(event) } }
             }
+            func handGap(_ event: CaptureGapEvent) throws {
+                if let gaps { try hand(event.token.value, 0) { try gaps(event) } }
+            }
             // Not escaping: a closure that escaped with `step` would box it, and every change
             // would pay for the box's exclusivity checks.
             try withoutActuallyEscaping(handSchema) { handSchema in
-                try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter), schema: schema == nil ? nil : handSchema) { view in
-                    try hand(view.token.value, view.index) { try body(view) }
+                try withoutActuallyEscaping(handGap) { handGap in
+                    try coordinator.enumerateHistoryChanges(.fetchHistory(withFilter: filter), schema: schema == nil ? nil : handSchema,
+                                                            gaps: gaps == nil ? nil : handGap) { view in
+                        try hand(view.token.value, view.index) { try body(view) }
+                    }
                 }
             }
         } catch is EnoughRead {

@@ -124,26 +124,23 @@ extension PersistentStoreCoordinator {
     }
 
     /// ``enumerateHistoryChanges(_:_:)`` that also hands `schema` each schema transaction
-    /// (a change of the model), in its place among the changes: a follower that must apply
-    /// model changes in order (a stream, a mirror) reads both in one pass. Without `schema`,
-    /// schema transactions are skipped (they have no changes).
+    /// (a change of the model) and `gaps` each capture gap (writes by other programs that may
+    /// be missing, ``CaptureGapEvent``), in its place among the changes: a follower that must
+    /// apply model changes in order (a stream, a mirror) or tell its readers of a gap reads
+    /// them all in one pass. Without `schema` or `gaps`, those transactions are skipped (they
+    /// have no changes).
     ///
     /// ```swift
     /// try coordinator.enumerateHistoryChanges(request, schema: { event in migrate(to: event.change.model) }) { change in … }
     /// ```
     public func enumerateHistoryChanges(_ request: PersistentHistoryChangeRequest, schema: ((SchemaChangeEvent) throws -> Void)?,
-                                        _ body: (HistoryChangeView) throws -> Void) throws {
+                                        gaps: ((CaptureGapEvent) throws -> Void)? = nil, _ body: (HistoryChangeView) throws -> Void) throws {
         let store = try requireHistoryStore()
         let filter = request.filter
         let objectKeys = Set(filter.objectIDs.map { "\($0.entityName)/\($0.primaryKey)" })
         let storeID = store.identifier
         try stepHistory(filter, store: store) { statement, token, db in
-            if let schema, statement.int64(at: 4) == Int64(SchemaHistory.source.processID), filter.keepsSchemaTransactions,
-               let change = try SchemaHistory.change(at: token.value, on: db) {
-                let chainHash = statement.isNull(at: 9) ? nil : statement.withBytes(at: 9) { Array($0) }
-                try schema(SchemaChangeEvent(token: token, timestamp: Date(timeIntervalSince1970: statement.double(at: 1)), change: change, chainHash: chainHash))
-                return
-            }
+            if try Self.handMarker(statement, token: token, keepsSchema: filter.keepsSchemaTransactions, schema: schema, gaps: gaps, on: db) { return }
             let timestamp = Date(timeIntervalSince1970: statement.double(at: 1))
             let author = statement.isNull(at: 2) ? nil : statement.string(at: 2)
             let contextName = statement.isNull(at: 3) ? nil : statement.string(at: 3)
@@ -166,6 +163,24 @@ extension PersistentStoreCoordinator {
                                            chainHash: chainHash, movedKey: header.movedKey, key: header.keyValues))
             }
         }
+    }
+
+    /// Hands the transaction row `statement` to `schema` when it is a schema transaction (and
+    /// `keepsSchema`), or to `gaps` when it is a capture gap; returns whether it did.
+    private static func handMarker(_ statement: Statement, token: PersistentHistoryToken, keepsSchema: Bool, schema: ((SchemaChangeEvent) throws -> Void)?,
+                                   gaps: ((CaptureGapEvent) throws -> Void)?, on db: Connection) throws -> Bool {
+        let processID = statement.int64(at: 4)
+        guard processID == Int64(SchemaHistory.source.processID) || processID == Int64(CaptureGapEvent.processID) else { return false }
+        let timestamp = Date(timeIntervalSince1970: statement.double(at: 1))
+        let chainHash = statement.isNull(at: 9) ? nil : statement.withBytes(at: 9) { Array($0) }
+        if let schema, processID == Int64(SchemaHistory.source.processID), keepsSchema, let change = try SchemaHistory.change(at: token.value, on: db) {
+            try schema(SchemaChangeEvent(token: token, timestamp: timestamp, change: change, chainHash: chainHash))
+            return true
+        }
+        guard let gaps, CaptureGapEvent.isGap(processID: processID, processName: statement.string(at: 5)) else { return false }
+        let description = statement.isNull(at: 3) ? "" : statement.string(at: 3)
+        try gaps(CaptureGapEvent(token: token, timestamp: timestamp, description: description, entities: try CaptureGapEvent.entities(at: token.value, on: db), chainHash: chainHash))
+        return true
     }
 
     /// Runs the history query for `filter` in one read transaction, calling `row` per transaction row:

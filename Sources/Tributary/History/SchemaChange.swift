@@ -56,7 +56,7 @@ public enum SchemaChangeFilter: String, Sendable, Equatable, CaseIterable {
 }
 
 /// A schema transaction as a follower of history meets it
-/// (``PersistentStoreCoordinator/enumerateHistoryChanges(_:schema:_:)``): its token,
+/// (``PersistentStoreCoordinator/enumerateHistoryChanges(_:schema:gaps:_:)``): its token,
 /// time and chain hash, and the change.
 public struct SchemaChangeEvent: Sendable, Equatable {
     /// The schema transaction's token.

@@ -98,7 +98,12 @@ struct ExportCommand: AsyncParsableCommand {
     /// then prints the summary.
     static func exportToDirectory(_ coordinator: PersistentStoreCoordinator, options: ExportOptions, directory: String, follow: Bool) async throws {
         let exporter = try StreamExporter(coordinator: coordinator, directory: URL(fileURLWithPath: directory), options: options)
-        for warning in exporter.warnings { Console.warn("warning: \(warning)") }
+        var warned = 0
+        func warn() {
+            for warning in exporter.warnings.dropFirst(warned) { Console.warn("warning: \(warning)") }
+            warned = exporter.warnings.count
+        }
+        warn()
         var total = ExportSummary()
         let progressLine = ProgressLine(verb: "exported", noun: "record")
         repeat {
@@ -107,6 +112,7 @@ struct ExportCommand: AsyncParsableCommand {
                 progressLine.update(total.records + progress.records)
             }
             progressLine.finish()
+            warn()   // capture gaps the pass carried
             total.records += summary.records
             total.snapshotObjects += summary.snapshotObjects
             total.segments += summary.segments

@@ -82,6 +82,9 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         progress.finish()
         Console.print("replayed \(Plural.counted(summary.records, "record")) into \(into)\(summary.last.map { " through \($0)" } ?? "")\(progress.rateText(summary.records))")
+        for gap in summary.captureGaps {
+            Console.warn("warning: passed over a \(TerminalText.escaped(gap.summary)) (the replica lacks what the source missed)")
+        }
     }
 
     private func replayFromNATS() throws {

@@ -29,7 +29,11 @@ struct VerifyCommand: AsyncParsableCommand {
         if summary.schemaRecords > 0 { line += ", \(Plural.counted(summary.schemaRecords, "model change")) (each record checked against the model at its position)" }
         if let snapshot = manifest.snapshot { line += ", snapshot at token \(snapshot.token) (\(Plural.counted(snapshot.objects, "object")))" }
         if let dictionary = manifest.dictionary { line += ", dictionary \(dictionary)" }
+        if !summary.captureGaps.isEmpty { line += ", \(Plural.counted(summary.captureGaps.count, "capture gap"))" }
         Console.print(line)
+        for gap in summary.captureGaps {
+            Console.warn("warning: \(TerminalText.escaped(gap.summary)) (writes before it may be missing from the source's history and this stream)")
+        }
         if let first = summary.firstValueMismatch {
             Console.warn("note: \(Plural.counted(summary.valueMismatches, "value")) of another type than the model's (as the store held them; replay refuses such records), the first: \(first)")
         }

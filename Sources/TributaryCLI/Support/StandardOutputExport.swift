@@ -42,6 +42,9 @@ struct StandardOutputExport {
             _ = try follower.readChanges(after: after, through: head, schema: { event in
                 encoder.encodeSchema(SchemaRecord(event, storeID: storeID), into: &buffer)
                 drain(force: false)
+            }, gaps: { event in
+                encoder.encodeGap(CaptureGapRecord(event, storeID: storeID), into: &buffer)
+                drain(force: false)
             }) { view in
                 encoder.encode(try StreamRecord(view, excluding: options.excludedProperties), into: &buffer)
                 drain(force: false)

@@ -4,8 +4,17 @@ import TributaryStreams
 
 /// Schema records in a pipeline (issue 23): the runner delivers them in their place among
 /// the records, after re-checking the transforms against the new model, following
-/// `on_schema_change:` for changes that are not additive.
+/// `on_schema_change:` for changes that are not additive. Capture gap records go to every
+/// sink in their place too (``Sink/deliverGap(_:)``), and are reported as a warning.
 extension PipelineRunner {
+    /// A record of a whole transaction without changes, delivered between change records.
+    enum Marker: Sendable {
+        /// The model changed.
+        case schema(SchemaRecord)
+        /// Writes by other programs may be missing.
+        case gap(CaptureGapRecord)
+    }
+
     /// The model in force where the pipeline starts reading: at its consumer's token, or at
     /// the oldest history kept for a new consumer; nil when the store keeps no models (a
     /// sink then opens with the store's current model).
@@ -15,13 +24,16 @@ extension PipelineRunner {
         return try? coordinator.model(at: token)
     }
 
-    /// Delivers a read's records to every sink with its schema records in their places.
+    /// Delivers a read's records to every sink with its schema and gap records in their places.
     func deliverInOrder(_ read: Read, step: inout Step) async throws {
-        guard !read.schemas.isEmpty else { return try await deliver(read.records, step: &step) }
+        guard !read.markers.isEmpty else { return try await deliver(read.records, step: &step) }
         var start = 0
-        for (before, schema) in read.schemas {
+        for (before, marker) in read.markers {
             if before > start { try await deliver(Array(read.records[start..<before]), step: &step) }
-            try await deliverSchema(schema)
+            switch marker {
+            case .schema(let schema): try await deliverSchema(schema)
+            case .gap(let gap): try await deliverGap(gap)
+            }
             start = before
         }
         if start < read.records.count { try await deliver(Array(read.records[start...]), step: &step) }
@@ -48,20 +60,34 @@ extension PipelineRunner {
                 try letters.writeSchema(record, sink: states[index].sink.name, reason: "\(at): set aside by on_schema_change: dead_letter")
                 continue
             }
-            try await deliverSchema(record, to: index, at: at)
+            try await deliverWhole(to: index, at: at, hint: "change the sink's copy by hand, or set on_schema_change: dead_letter to set the change aside; then run again") {
+                try await $0.deliverSchema(record)
+            }
+            events(.schemaDelivered(sink: states[index].sink.name, token: record.position.token))
         }
     }
 
-    /// Delivers `record` to sink `index`, retrying while it is unavailable; a sink that
-    /// cannot apply the change stops the pipeline, naming it.
-    private func deliverSchema(_ record: SchemaRecord, to index: Int, at: String) async throws {
+    /// Warns of the capture gap `record` and hands it to the sinks that have not got it.
+    func deliverGap(_ record: CaptureGapRecord) async throws {
+        events(.warning(record.summary))
+        for index in states.indices {
+            if let durable = states[index].durable, record.position <= durable { continue }
+            try await deliverWhole(to: index, at: record.summary, hint: "mend what the sink names, then run again: the pipeline resumes at the gap") {
+                try await $0.deliverGap(record)
+            }
+        }
+    }
+
+    /// Delivers a record of a whole transaction (`at` says which) to sink `index` by
+    /// `send`, retrying while it is unavailable; a sink that cannot take it stops the
+    /// pipeline, naming it, with `hint` unless the sink gave one.
+    private func deliverWhole(to index: Int, at: String, hint: String, _ send: (any Sink) async throws -> Void) async throws {
         let sink = states[index].sink
         var attempt = 0
         while true {
             do {
-                try await sink.deliverSchema(record)
+                try await send(sink)
                 succeeded()
-                events(.schemaDelivered(sink: sink.name, token: record.position.token))
                 return
             } catch let error as TributaryError where error.code == .sinkUnavailable {
                 attempt += 1
@@ -74,7 +100,7 @@ extension PipelineRunner {
                 let failure = error as? TributaryError ?? TributaryError.sinkRejected(sink.name, "\(error)")
                 if failure.code == .pipelineStopped { throw failure }
                 throw TributaryError(.pipelineStopped, "\(at): sink \(sink.name) cannot apply it: \(failure.message)", location: pipeline.path,
-                                     hint: failure.hint ?? "change the sink's copy by hand, or set on_schema_change: dead_letter to set the change aside; then run again")
+                                     hint: failure.hint ?? hint)
             }
         }
     }

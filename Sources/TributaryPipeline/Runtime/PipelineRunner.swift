@@ -217,8 +217,8 @@ public final class PipelineRunner {
     /// What one read of history gave.
     struct Read: Sendable {
         var records: [StreamRecord] = []
-        /// Schema records, each with the index in ``records`` it comes before.
-        var schemas: [(before: Int, record: SchemaRecord)] = []
+        /// Schema and capture gap records, each with the index in ``records`` it comes before.
+        var markers: [(before: Int, marker: Marker)] = []
         /// Records read (before filters).
         var read = 0
         var newestRead: StreamPosition?
@@ -251,9 +251,10 @@ public final class PipelineRunner {
         var records: [StreamRecord] = []
         records.reserveCapacity(min(limit, 16_384))
         let resume = resumeAfter.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
-        var schemas: [(before: Int, record: SchemaRecord)] = []
-        let schema = { (event: SchemaChangeEvent) in schemas.append((records.count, SchemaRecord(event, storeID: follower.storeID))) }
-        let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit, schema: schema) { view in
+        var markers: [(before: Int, marker: Marker)] = []
+        let schema = { (event: SchemaChangeEvent) in markers.append((records.count, .schema(SchemaRecord(event, storeID: follower.storeID)))) }
+        let gap = { (event: CaptureGapEvent) in markers.append((records.count, .gap(CaptureGapRecord(event, storeID: follower.storeID)))) }
+        let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit, schema: schema, gaps: gap) { view in
             var record = try StreamRecord(view)
             record.chainHash = view.chainHash
             if pipeline.transforms.isEmpty {
@@ -266,7 +267,7 @@ public final class PipelineRunner {
         // when the limit fell between transactions, or the one before the transaction it cut.
         let whole = step.caughtUp ? step.through.value : step.completeThrough ?? (step.newest?.token ?? after) - 1
         keepChainHashesOnTransactionEnds(&records, completeThrough: whole)
-        return Read(records: records, schemas: schemas, read: step.count, newestRead: step.newest.map { StreamPosition(token: $0.token, index: $0.index) } ?? resumeAfter,
+        return Read(records: records, markers: markers, read: step.count, newestRead: step.newest.map { StreamPosition(token: $0.token, index: $0.index) } ?? resumeAfter,
                     caughtUp: step.caughtUp, completeThrough: step.completeThrough, through: step.through)
     }
 

@@ -51,6 +51,14 @@ public final class SegmentsSink: Sink {
         try directory.appendSchema(line, record: record)
     }
 
+    /// Writes the capture gap record in its place, so the stream's readers hear of it.
+    public func deliverGap(_ record: CaptureGapRecord) async throws {
+        guard let directory else { preconditionFailure("open the sink before delivering") }
+        line.removeAll(keepingCapacity: true)
+        encoder.encodeGap(record, into: &line)
+        try directory.append(line, position: record.position, timestamp: record.timestamp)
+    }
+
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
         guard let directory else { return nil }
         let durable = try directory.commit(completeThrough: position.isSnapshot ? nil : position.completeToken)

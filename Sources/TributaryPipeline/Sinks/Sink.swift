@@ -67,11 +67,18 @@ public protocol Sink: AnyObject {
     /// naming what it cannot apply. The pipeline's `on_schema_change` decides which
     /// changes reach it. By default a sink ignores schema records.
     func deliverSchema(_ record: SchemaRecord) async throws
+    /// Delivers a capture gap record (writes by other programs to the source may be missing
+    /// before it), in position order with the records. A sink that keeps a stream (segments,
+    /// standard output) writes it so its readers hear of it; by default a sink ignores it (no
+    /// copy of the data can repair it; the runner warns of it).
+    func deliverGap(_ record: CaptureGapRecord) async throws
 }
 
 extension Sink {
     /// Ignores the schema record.
     public func deliverSchema(_ record: SchemaRecord) async throws {}
+    /// Ignores the capture gap record.
+    public func deliverGap(_ record: CaptureGapRecord) async throws {}
 }
 
 extension TributaryError {

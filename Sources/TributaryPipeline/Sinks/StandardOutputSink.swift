@@ -37,6 +37,13 @@ public final class StandardOutputSink: Sink {
         try writeBuffer()
     }
 
+    /// Prints the capture gap record in its place.
+    public func deliverGap(_ record: CaptureGapRecord) async throws {
+        buffer.removeAll(keepingCapacity: true)
+        encoder.encodeGap(record, into: &buffer)
+        try writeBuffer()
+    }
+
     private func writeBuffer() throws {
         try buffer.withUnsafeBytes { bytes in
             var offset = 0

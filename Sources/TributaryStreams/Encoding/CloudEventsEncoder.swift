@@ -41,19 +41,6 @@ public struct CloudEventsEncoder: RecordEncoder {
     /// A schema record as the event `tributary.schema`, subject the store, with the native
     /// schema record as `data`.
     public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
-        json.reset()
-        json.object { o in
-            o.field("specversion", "1.0")
-            o.field("id", record.eventID)
-            o.field("source", "tributary://" + record.storeID.uuidString.lowercased())
-            o.field("type", "tributary.schema")
-            o.field("subject", "tributary://" + record.storeID.uuidString.lowercased())
-            o.field("time", ISO8601.string(from: record.timestamp))
-            o.field("datacontenttype", "application/json")
-            o.key("data")
-            o.object { d in record.writeBody(to: &d) }
-        }
-        buffer.append(contentsOf: json.bytes)
-        buffer.append(0x0A)
+        record.appendCloudEvent(type: "tributary.schema", into: &buffer)
     }
 }

@@ -23,11 +23,17 @@ enum DebeziumSchemaChange {
         rest(&s)
     }
 
+    /// Writes the `source` block of a record of a whole transaction (a schema change, a
+    /// capture gap): its commit time and token, then `ts_ms`, the export time.
+    static func writeTransactionSource(to o: inout JSONWriter, timestamp: Date, token: PersistentHistoryToken, store: String, exportTime: Date) {
+        o.key("source")
+        o.object { s in writeSource(to: &s, timestamp: timestamp, snapshot: false, store: store) { s in s.field("token", token.description) } }
+        o.field("ts_ms", .integer(RecordBody.milliseconds(exportTime)))
+    }
+
     static func write(_ record: SchemaRecord, exportTime: Date, to o: inout JSONWriter) {
         let store = record.storeID.uuidString.lowercased()
-        o.key("source")
-        o.object { s in writeSource(to: &s, timestamp: record.timestamp, snapshot: false, store: store) { s in s.field("token", record.token.description) } }
-        o.field("ts_ms", .integer(RecordBody.milliseconds(exportTime)))
+        writeTransactionSource(to: &o, timestamp: record.timestamp, token: record.token, store: store, exportTime: exportTime)
         o.field("databaseName", store)
         o.field("schemaName", .null)
         o.field("ddl", record.change.changes.joined(separator: "; "))
@@ -46,15 +52,14 @@ enum DebeziumSchemaChange {
     }
 
     /// The entities the change touches: CREATE for added ones, DROP for removed ones, ALTER
-    /// for the others named by a change (`Post.views`, `index Post(title)`, `Post`).
+    /// for the others an item of the change is about (`Post.views`, `index Post(title)`,
+    /// `Post`; by the item's exact form, so `Details` is not `Order Details`).
     static func tableChanges(_ change: SchemaChange) -> [(String, String)] {
         var result: [(String, String)] = []
+        let named = change.namedEntities
         for entity in change.model.entities {
             if change.changes.contains("added entity \(entity.name)") { result.append(("CREATE", entity.name)); continue }
-            let named = change.changes.contains { text in
-                text.hasSuffix(" \(entity.name)") || text.contains(" \(entity.name).") || text.contains(" \(entity.name)(") || text.contains("of \(entity.name)")
-            }
-            if named { result.append(("ALTER", entity.name)) }
+            if named.contains(entity.name) { result.append(("ALTER", entity.name)) }
         }
         for text in change.changes where text.hasPrefix("removed entity ") { result.append(("DROP", String(text.dropFirst("removed entity ".count)))) }
         return result

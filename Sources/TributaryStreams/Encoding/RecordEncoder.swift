@@ -16,6 +16,9 @@ public protocol RecordEncoder {
     /// Appends the schema record `record` as one JSON line to `buffer` (by default, the
     /// native form: ``SchemaRecord``'s fields with `"type":"schema"`).
     mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8])
+    /// Appends the capture gap record `record` as one JSON line to `buffer` (by default, the
+    /// native form: ``CaptureGapRecord``'s fields with `"type":"captureGap"`).
+    mutating func encodeGap(_ record: CaptureGapRecord, into buffer: inout [UInt8])
 }
 
 /// The record encodings a stream can use.

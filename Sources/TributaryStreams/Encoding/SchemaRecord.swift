@@ -47,11 +47,7 @@ public struct SchemaRecord: Sendable, Equatable {
     /// `position`, `storeID`, `token`, `timestamp`, `type: "schema"`, `fromVersion`,
     /// `toVersion`, `changes`, `detected` and `model` (the model's canonical JSON).
     func writeBody(to o: inout JSONWriter) {
-        o.field("position", position.description)
-        o.field("storeID", storeID.uuidString.lowercased())
-        o.field("token", token.description)
-        o.field("timestamp", ISO8601.string(from: timestamp))
-        o.field("type", "schema")
+        writeTransactionFields(type: "schema", to: &o)
         o.field("fromVersion", change.fromVersion.map { .string($0) } ?? .null)
         o.field("toVersion", change.toVersion)
         o.field("changes", .array(change.changes.map { .string($0) }))
@@ -64,16 +60,8 @@ public struct SchemaRecord: Sendable, Equatable {
 extension RecordEncoder {
     /// Appends `record` as one native JSON line (an encoding without its own form of schema records).
     public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
-        SchemaRecord.appendNative(record, into: &buffer)
+        record.appendNative(into: &buffer)
     }
 }
 
-extension SchemaRecord {
-    /// Appends the native line: ``writeBody(to:)`` in one object, then a newline.
-    static func appendNative(_ record: SchemaRecord, into buffer: inout [UInt8]) {
-        var json = JSONWriter()
-        json.object { o in record.writeBody(to: &o) }
-        buffer.append(contentsOf: json.bytes)
-        buffer.append(0x0A)
-    }
-}
+extension SchemaRecord: TransactionRecord {}

@@ -53,6 +53,8 @@ public struct ExportSummary: Sendable, Equatable {
     public var snapshotObjects = 0
     /// Schema records among them (changes of the model).
     public var schemaRecords = 0
+    /// Capture gap records among them (writes by other programs that may be missing).
+    public var captureGaps = 0
     /// Segments completed.
     public var segments = 0
     /// The consumer's position after the pass.

@@ -127,6 +127,8 @@ public final class StreamExporter {
         let inPlace = native != nil && options.excludedProperties.isEmpty
         _ = try follower.readChanges(after: after, through: current, resumingAfter: resumeAfter, schema: { event in
             try self.emitSchema(SchemaRecord(event, storeID: self.storeID), summary: &summary)
+        }, gaps: { event in
+            try self.emitGap(CaptureGapRecord(event, storeID: self.storeID), summary: &summary)
         }) { view in
             let position = StreamPosition(token: view.token.value, index: view.index)
             let complete = HistoryFollower.completeToken(view.token.value, isSnapshot: false)
@@ -179,6 +181,16 @@ public final class StreamExporter {
         recordEncoder.encodeSchema(record, into: &line)
         pendingModels.append(StreamManifest.ModelVersion(position: record.position, version: record.change.toVersion))
         summary.schemaRecords += 1
+        try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: record.position.token, summary: &summary)
+    }
+
+    /// Encodes and writes a capture gap record (the whole of its transaction, as a schema
+    /// record is), and warns of it: writes by other programs before it may be missing.
+    private func emitGap(_ record: CaptureGapRecord, summary: inout ExportSummary) throws {
+        line.removeAll(keepingCapacity: true)
+        recordEncoder.encodeGap(record, into: &line)
+        summary.captureGaps += 1
+        warnings.append("the stream carries a \(record.summary)")
         try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: record.position.token, summary: &summary)
     }
 

@@ -34,24 +34,13 @@ extension SchemaRecord {
     /// Whether `line` holds `"type":"schema"` (every encoding's schema record does; a JSON
     /// string cannot, its quotes being escaped): the cheap test before parsing.
     static func mayBeSchema(_ line: ArraySlice<UInt8>) -> Bool {
-        let marker = schemaMarker
-        guard line.count >= marker.count else { return false }
-        return line.withUnsafeBufferPointer { bytes in
-            marker.withUnsafeBufferPointer { m in
-                for i in 0...(bytes.count - m.count) where bytes[i] == 0x22 && bytes[i + 1] == 0x74 {
-                    if memcmp(bytes.baseAddress! + i, m.baseAddress!, m.count) == 0 { return true }
-                }
-                return false
-            }
-        }
+        RecordJSONParser.contains(schemaMarker, in: line)
     }
 
     private static let schemaMarker = Array(#""type":"schema""#.utf8)
 
     private static func decode(_ body: [String: JSONValue], modelBytes: ArraySlice<UInt8>?) throws -> SchemaRecord {
-        guard case .string(let positionText)? = body["position"], let position = try? StreamPosition(parsing: positionText),
-              case .string(let storeText)? = body["storeID"], let storeID = UUID(uuidString: storeText),
-              case .string(let time)? = body["timestamp"], let timestamp = ISO8601.date(from: time),
+        guard let (position, storeID, timestamp) = RecordJSONParser.transactionFields(body),
               case .string(let toVersion)? = body["toVersion"], let modelBytes else {
             throw ReplayChange.bad("a schema record lacks position, storeID, timestamp, toVersion or model")
         }
@@ -72,6 +61,29 @@ extension SchemaRecord {
 }
 
 extension RecordJSONParser {
+    /// The `position`, `storeID` and `timestamp` of a record of a whole transaction (a schema
+    /// record, a capture gap), nil when one is missing or does not read.
+    static func transactionFields(_ body: [String: JSONValue]) -> (StreamPosition, UUID, Date)? {
+        guard case .string(let positionText)? = body["position"], let position = try? StreamPosition(parsing: positionText),
+              case .string(let storeText)? = body["storeID"], let storeID = UUID(uuidString: storeText),
+              case .string(let time)? = body["timestamp"], let timestamp = ISO8601.date(from: time) else { return nil }
+        return (position, storeID, timestamp)
+    }
+
+    /// Whether `line` holds `marker`, a `"type":"…"` member (a JSON string cannot hold one,
+    /// its quotes being escaped): the cheap test before parsing.
+    static func contains(_ marker: [UInt8], in line: ArraySlice<UInt8>) -> Bool {
+        guard line.count >= marker.count, marker.count >= 2 else { return false }
+        return line.withUnsafeBufferPointer { bytes in
+            marker.withUnsafeBufferPointer { m in
+                for i in 0...(bytes.count - m.count) where bytes[i] == m[0] && bytes[i + 1] == m[1] {
+                    if memcmp(bytes.baseAddress! + i, m.baseAddress!, m.count) == 0 { return true }
+                }
+                return false
+            }
+        }
+    }
+
     /// The bytes of member `key`'s value in the JSON object `bytes` holds, nil when it has none.
     static func memberRange(_ key: String, in bytes: ArraySlice<UInt8>) throws -> Range<Int>? {
         var parser = RecordJSONParser(bytes)

@@ -29,7 +29,8 @@ public struct StreamRecordApplier {
     /// Adds the record `line` (one record of `format`, without its newline) at `position`;
     /// it is written by this call or a later one, at the latest by ``flush()``. A schema
     /// record writes what is pending and migrates the replica to its model (see
-    /// `PersistentStoreCoordinator.migrateStore(to:)`), and is returned.
+    /// `PersistentStoreCoordinator.migrateStore(to:)`), and is returned; a capture gap record
+    /// is passed over.
     ///
     /// ```swift
     /// try applier.add(line: bytes[...], format: .native, position: StreamPosition(token: 42, index: 0))
@@ -41,6 +42,8 @@ public struct StreamRecordApplier {
             native = NativeRecordReader()
             return schema
         }
+        // A capture gap: writes the source may have missed, which no replica can repair.
+        if try CaptureGapRecord.read(line, format: format, at: position) != nil { return nil }
         let change = try ReplayChange(line: line, format: format, model: applier.model, ids: ids, native: native)
         _ = try applier.add(change, position: position)
         return nil

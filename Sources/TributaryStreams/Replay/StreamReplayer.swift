@@ -49,6 +49,9 @@ public struct StreamReplayer {
         public var records = 0
         /// The last position applied.
         public var last: StreamPosition?
+        /// Capture gap records passed over (counted in ``records``): writes the source may have
+        /// missed, which the replica cannot have either.
+        public var captureGaps: [CaptureGapRecord] = []
     }
 
     /// A replayer of the stream in `directory`, with the model kept beside its manifest unless `model` is given.
@@ -146,6 +149,14 @@ public struct StreamReplayer {
                     if stopped { return false }
                     try applier.migrate(to: schema, at: position)
                     native = NativeRecordReader()   // its layouts are the old model's
+                    summary.records += 1
+                    summary.last = position
+                    return true
+                }
+                if let gap = try CaptureGapRecord.read(line, format: manifest.format, at: position) {
+                    stopped = Self.isPast(limit, position: position, timestamp: gap.timestamp)
+                    if stopped { return false }
+                    summary.captureGaps.append(gap)
                     summary.records += 1
                     summary.last = position
                     return true

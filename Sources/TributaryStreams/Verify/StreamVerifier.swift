@@ -5,7 +5,9 @@ import Tributary
 /// record and frame counts, ranges following one another with no gap or overlap, sizes,
 /// SHA-256, zstd's checksum of every frame, positions rising record by record), the
 /// dictionary the segments need, and every record against the model in force at its
-/// position. The first damage found is thrown as `damagedStream`,
+/// position. Capture gap records are sound and listed in the summary
+/// (``Summary/captureGaps``): the stream says where the source's capture may have missed
+/// writes, and the reader should hear of it. The first damage found is thrown as `damagedStream`,
 /// naming the segment and the byte offset or record number.
 ///
 /// ```swift
@@ -40,6 +42,9 @@ public struct StreamVerifier {
         public var valueMismatches = 0
         /// The first of them, with its segment and position.
         public var firstValueMismatch: String?
+        /// The capture gap records met: where writes by other programs to the source may be
+        /// missing (a sound stream carries them; a reader should hear of them).
+        public var captureGaps: [CaptureGapRecord] = []
     }
 
     /// A verifier of the stream in `directory`.
@@ -118,7 +123,11 @@ public struct StreamVerifier {
                     throw TributaryError(.damagedStream, "record 1 is at \(position), the manifest says \(segment.first)", location: "segment \(segment.name)")
                 }
                 try gaps.check(position, segment: segment)
-                try models?.check(line, position: position, segment: segment)
+                if let gap = try Self.captureGap(line, format: manifest.format, position: position, segment: segment) {
+                    summary.captureGaps.append(gap)
+                } else {
+                    try models?.check(line, position: position, segment: segment)
+                }
                 count += 1
                 last = position
                 summary.decompressedBytes += line.count + 1
@@ -139,5 +148,18 @@ public struct StreamVerifier {
         }
         try models?.checkListed(in: manifest, place: directory.appendingPathComponent(StreamManifest.fileName).path)
         return summary
+    }
+
+    /// The capture gap record `line` holds at `position`, checked to say that position.
+    private static func captureGap(_ line: ArraySlice<UInt8>, format: StreamFormat, position: StreamPosition, segment: StreamManifest.Segment) throws -> CaptureGapRecord? {
+        let place = "segment \(segment.name)"
+        let gap: CaptureGapRecord?
+        do {
+            gap = try CaptureGapRecord.read(line, format: format, at: position)
+        } catch let error as TributaryError {
+            throw error.located(place)
+        }
+        guard let gap, gap.position != position else { return gap }
+        throw TributaryError(.damagedStream, "the capture gap record at \(position) says it is at \(gap.position)", location: place, hint: "the stream was edited; restore it from a copy")
     }
 }
