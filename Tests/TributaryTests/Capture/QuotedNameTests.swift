@@ -103,3 +103,17 @@ import TributaryTestSupport
         #expect(error.message.contains("the declared key names an attribute twice") && error.location == "entity users", "\(error)")
     }
 }
+
+extension QuotedNameModelTests {
+    /// SQLite folds the case of ASCII letters only, so `Ä` and `ä` are two tables to it and
+    /// `É` and `é` two columns: one of each is refused with the `--exclude` that leaves it out.
+    @Test func namesDifferingOnlyInCaseBeyondASCIIAreRefusedOneByOne() throws {
+        let path = dir.file("case.db")
+        try ForeignWriter.shell(path, #"CREATE TABLE "Ä" (id INTEGER PRIMARY KEY); CREATE TABLE "ä" (id INTEGER PRIMARY KEY); CREATE TABLE t (id INTEGER PRIMARY KEY, "É" TEXT, "é" TEXT);"#)
+        let error = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.adoptDatabase(at: path) }
+        #expect(error.message.contains("'ä' differs from 'Ä' only in case") && error.message.contains("'t'"), "\(error.message)")
+        #expect(error.hint?.contains("--exclude 'ä'") == true && error.hint?.contains("--exclude t") == true, "\(error.hint ?? "")")
+        let report = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["ä", "t"]))
+        #expect(report.tables.map(\.name) == ["Ä"])
+    }
+}

@@ -24,8 +24,18 @@ struct SchemaInference {
         let list = try db.makeStatement("SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
         var candidates: [(name: String, type: String, withoutRowid: Bool)] = []
         while try list.step() { candidates.append((list.string(at: 0), list.string(at: 1), list.int64(at: 2) != 0)) }
+        var names: [String: String] = [:]
         for table in candidates {
-            if let why = try take(table, into: &result, on: db) { refused.append((table.name, why)) }
+            if let why = try take(table, into: &result, on: db) { refused.append((table.name, why)); continue }
+            // SQLite folds the case of ASCII letters only: `Ä` and `ä` are two tables to it.
+            guard result.entities.last?.name == table.name else { continue }
+            if let other = names[table.name.lowercased()] {
+                result.entities.removeLast()
+                result.tables.removeLast()
+                refused.append((table.name, "'\(table.name)' differs from '\(other)' only in case, which Tributary's names cannot tell apart"))
+            } else {
+                names[table.name.lowercased()] = table.name
+            }
         }
         if !result.entities.isEmpty {
             var foreignKeys = ForeignKeyInference(entities: result.entities, tables: result.tables)
