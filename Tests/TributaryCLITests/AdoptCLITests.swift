@@ -92,10 +92,7 @@ import Testing
             let export = try CLI.run(["export", db, "--to", "-", "--format", format])
             #expect(export.status == 0 && export.stdoutLines.contains { $0.contains("owner_id") }, "\(format): \(export.stdout) \(export.stderr)")
         }
-        let stream = scratch.path("stream"), replica = scratch.path("replica.sqlite")
-        #expect(try CLI.run(["export", db, "--to", stream, "--snapshot"]).status == 0)
-        let replayed = try CLI.run(["replay", stream, "--into", replica])
-        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let replica = try CLI.exportVerifyReplay(db, in: scratch)
         let copied = try CLI.run(["query", replica, "--entity", "notes", "--where", "owner_id.email == 'bob@example.com'", "--json"])
         #expect(copied.status == 0 && copied.stdout.contains("hello"), "\(copied.stdout) \(copied.stderr)")
         let deleted = try CLI.run(["delete", db, "--entity", "users", "--where", "name == 'Bob'"])

@@ -20,6 +20,21 @@ enum CLI {
         try TributaryProcess.run(arguments, stdin: stdin, environment: environment)
     }
 
+    /// Exports `db` with a snapshot into a stream named `name` (with `arguments` such as a
+    /// format and a consumer), verifies the stream and replays it into a new store; expects
+    /// each step to succeed and returns the replica's path.
+    static func exportVerifyReplay(_ db: String, in scratch: Scratch, name: String = "stream", arguments: [String] = [],
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let stream = scratch.path(name), replica = scratch.path("replica-\(name).sqlite")
+        let exported = try run(["export", db, "--to", stream, "--snapshot"] + arguments)
+        #expect(exported.status == 0, "\(name): \(exported.stderr)", sourceLocation: sourceLocation)
+        let verified = try run(["verify", stream])
+        #expect(verified.status == 0, "\(name): \(verified.stdout) \(verified.stderr)", sourceLocation: sourceLocation)
+        let replayed = try run(["replay", stream, "--into", replica])
+        #expect(replayed.status == 0, "\(name): \(replayed.stderr)", sourceLocation: sourceLocation)
+        return replica
+    }
+
     /// Runs the system's `sqlite3` shell on `path`: another program reading or writing the file.
     @discardableResult
     static func sqlite3(_ path: String, _ sql: String) throws -> CLIResult {

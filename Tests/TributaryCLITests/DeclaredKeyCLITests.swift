@@ -74,13 +74,7 @@ import Testing
             for key in [#""key":{"email":"annie@example.com"}"#, #""key":{"email":"cy@example.com"}"#, #""key":{"login":"ann","org":"acme"}"#] {
                 #expect(reads.filter { $0.contains(key) }.count == 1, "\(format): \(key) in \(reads)")
             }
-            let stream = scratch.path("stream-\(format)")
-            #expect(try CLI.run(["export", db, "--to", stream, "--snapshot", "--format", format, "--consumer", "export-\(format)"]).status == 0)
-            let verified = try CLI.run(["verify", stream])
-            #expect(verified.status == 0, "\(format): \(verified.stdout) \(verified.stderr)")
-            let replica = scratch.path("replica-\(format).sqlite")
-            let replayed = try CLI.run(["replay", stream, "--into", replica])
-            #expect(replayed.status == 0, "\(format): \(replayed.stderr)")
+            let replica = try CLI.exportVerifyReplay(db, in: scratch, name: "stream-\(format)", arguments: ["--format", format, "--consumer", "export-\(format)"])
             let users = try CLI.run(["query", replica, "--entity", "users", "--json"])
             #expect(users.stdout.contains("annie@example.com") && users.stdout.contains("cy@example.com") && !users.stdout.contains("bob@example.com"),
                     "\(format): \(users.stdout)")
