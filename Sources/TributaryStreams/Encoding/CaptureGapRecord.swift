@@ -1,7 +1,7 @@
 import Foundation
 import Tributary
 
-/// A capture gap on its way into a stream or a sink (``CaptureGapEvent``): writes by other
+/// A capture gap on its way into a stream or a sink (`CaptureGapEvent`): writes by other
 /// programs to the source may be missing before this position, and ``description`` says
 /// which and why. It sits at index 0 of its token, the whole of its transaction. Native
 /// streams carry it as `"type":"captureGap"`, CloudEvents as `tributary.captureGap`, and
