@@ -38,6 +38,7 @@ struct BatchInserter {
     init(store: PersistentStore, entityName: String) throws {
         self.store = store
         let table = try store.schema.table(entityName)
+        try table.checkWritable()
         self.table = table
         self.validator = ValueValidator(table: table)
         self.columnNames = table.dataColumns

@@ -67,6 +67,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
+        try table.checkWritable()
         let validator = ValueValidator(table: table)
         var assignments: [String] = []
         var arguments: [AttributeValue] = []
@@ -130,6 +131,7 @@ extension PersistentStoreCoordinator {
         if request.deletesOnlyObjectIDs && request.objectIDs.isEmpty { return BatchResult() }
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
+        try table.checkWritable()
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         return try store.write(request.transaction) { db in
             var keys: [Int64] = []

@@ -15,7 +15,8 @@ enum CaptureInstaller {
             tables.append(CapturedTable(id: Int(statement.int64(at: 0)), name: statement.string(at: 1), kind: kind,
                                         keyColumns: kind == .join ? ["src", "dst"] : [schema?.tables[statement.string(at: 1)]?.keyColumn ?? "_pk"],
                                         columns: decode(statement.string(at: 3)) as [String]? ?? [],
-                                        uniqueConstraints: decode(statement.string(at: 4)) as [[String]]? ?? []))
+                                        uniqueConstraints: decode(statement.string(at: 4)) as [[String]]? ?? [],
+                                        keyMap: (schema?.tables[statement.string(at: 1)]?.entity).flatMap(KeyMap.init)))
         }
         return tables
     }
@@ -62,15 +63,19 @@ enum CaptureInstaller {
             if let before = known[table.name], !Set(unique).subtracting(before.uniqueConstraints).subtracting(table.uniqueConstraints).isEmpty {
                 unprobed.append(table.name)
             }
-            table = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: unique)
+            table = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: unique, keyMap: table.keyMap)
             let existing = try triggerSQL(of: id, on: db)
             let triggers = CaptureTriggers(table: table)
             let wanted = triggers.statements
+            // Keys inserted while the triggers were missing are numbered when they come back.
+            try table.keyMap?.prepare(on: db, fill: existing != Set(wanted))
             if existing != Set(wanted) {
                 if let before = known[table.name], before.columns == table.columns, before.uniqueConstraints == table.uniqueConstraints,
                    !triggers.previousVersions.contains(existing) { drifted.append(table.name) }
                 try dropTriggers(of: id, on: db)
-                for sql in wanted { try db.execute(sql) }
+                // In main, whatever a TEMP view of the table's name hides (``KeyMap``); SQLite
+                // stores the statement without the `main.`, as it is compared above.
+                for sql in wanted { try db.execute("CREATE TRIGGER main." + sql.dropFirst("CREATE TRIGGER ".count)) }
             }
             try db.execute("INSERT OR REPLACE INTO \(CaptureLog.tables) (id, name, kind, columns, uniques) VALUES (?, ?, ?, ?, ?)", [
                 .integer(Int64(id)), .string(table.name), .string(table.kind == .join ? "join" : "entity"),
@@ -89,7 +94,7 @@ enum CaptureInstaller {
     /// adopting a foreign key again as a relationship leaves them, and the log rows logged
     /// under them, as they were.
     private static func presentColumns(of table: CapturedTable, on db: Connection) throws -> (CapturedTable, String?)? {
-        let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0")
+        let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?, 'main') WHERE hidden = 0")
         try statement.bind([.string(table.name)])
         var actual: [String] = []
         while try statement.step() { actual.append(statement.string(at: 0)) }
@@ -99,11 +104,11 @@ enum CaptureInstaller {
         let new = actual.filter { $0 != key && !table.columns.contains($0) }
         let ordered = actual.filter(table.columns.contains)
         guard !gone.isEmpty || !new.isEmpty else {
-            return (CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: ordered, uniqueConstraints: table.uniqueConstraints), nil)
+            return (CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: ordered, uniqueConstraints: table.uniqueConstraints, keyMap: table.keyMap), nil)
         }
         let present = CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns,
                                     columns: ordered,
-                                    uniqueConstraints: table.uniqueConstraints.filter { $0.allSatisfy(actual.contains) })
+                                    uniqueConstraints: table.uniqueConstraints.filter { $0.allSatisfy(actual.contains) }, keyMap: table.keyMap)
         let parts = (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + (new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"])
         return (present, "\(table.name) (\(parts.joined(separator: "; ")))")
     }

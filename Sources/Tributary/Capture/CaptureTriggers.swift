@@ -15,6 +15,10 @@
 /// row pays index seeks, not logging statements); likewise `BEFORE UPDATE OF` the key and
 /// of the unique indexes' columns log the rows an `UPDATE OR REPLACE` would remove.
 /// Join tables log inserts and deletes of their pairs.
+///
+/// A `WITHOUT ROWID` table's rows are logged by their numbers in its ``KeyMap``: its insert
+/// trigger numbers a new key first, a key change moves the number instead of logging a new
+/// object, and its probes match rows by the declared key.
 struct CaptureTriggers {
     let table: CapturedTable
 
@@ -32,7 +36,7 @@ struct CaptureTriggers {
     /// `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the insert's replace probe
     /// unguarded and had no probe for an `UPDATE OR REPLACE` of a unique column.
     var previousVersions: [Set<String>] {
-        guard table.kind == .entity else { return [] }
+        guard table.kind == .entity, table.keyMap == nil else { return [] }
         let unguarded = entityTriggers(guardedProbe: false)
         return [Set(unguarded + [keyReplaceTrigger]), Set(unguarded)]
     }
@@ -40,14 +44,28 @@ struct CaptureTriggers {
     /// The row a key change would replace (`UPDATE OR REPLACE … SET key = …` onto a key in
     /// use): SQLite runs no delete trigger for it. Kept as a delete only if it really went.
     private var keyReplaceTrigger: String {
-        let key = quote(table.keyColumns[0])
         let values = table.columns.indices.map { "c\($0)" }
-        return "CREATE TRIGGER \(trigger("kr")) BEFORE UPDATE OF \(key) ON \(name) WHEN OLD.\(key) IS NOT NEW.\(key) BEGIN "
-            + "INSERT INTO \(log) (t, k0\(list(values))) SELECT \(code(.replaced)), \(key)\(list(table.columns.map(quote))) FROM \(name) WHERE \(key) = NEW.\(key); END"
+        return "CREATE TRIGGER \(trigger("kr")) BEFORE UPDATE OF \(keyUpdateColumns.map(quote).joined(separator: ", ")) ON \(name) WHEN \(keyChanged) BEGIN "
+            + "INSERT INTO \(log) (t, k0\(list(values))) SELECT \(code(.replaced)), \(selectedKey)\(list(table.columns.map(quote))) FROM \(name) WHERE \(sameKey("NEW")); END"
     }
 
     private var name: String { quote(table.name) }
     private func trigger(_ suffix: String) -> String { quote("\(CaptureLog.triggerPrefix)\(table.id)_\(suffix)") }
+
+    /// The columns whose update changes the logged key: the rowid's alias, or a `WITHOUT ROWID` table's key.
+    private var keyUpdateColumns: [String] { table.keyMap?.keyColumns ?? [table.keyColumns[0]] }
+    /// The condition that an update changed the row's key.
+    private var keyChanged: String { keyUpdateColumns.map { "OLD.\(quote($0)) IS NOT NEW.\(quote($0))" }.joined(separator: " OR ") }
+    /// The logged key of `row` (`NEW`, `OLD`): its rowid, or its key's number.
+    private func loggedKey(_ row: String) -> String { table.keyMap?.id(of: row) ?? "\(row).\(quote(table.keyColumns[0]))" }
+    /// The logged key of the table's row in a query of it.
+    private var selectedKey: String { table.keyMap?.id(of: name) ?? quote(table.keyColumns[0]) }
+    /// The condition that the table's row (in a query of it) has the key of `row`.
+    private func sameKey(_ row: String) -> String { table.keyMap?.match(row) ?? "\(quote(table.keyColumns[0])) = \(row).\(quote(table.keyColumns[0]))" }
+    /// The condition that the table's row is not `row`.
+    private func otherRow(_ row: String) -> String {
+        table.keyMap == nil ? "\(quote(table.keyColumns[0])) IS NOT \(row).\(quote(table.keyColumns[0]))" : "NOT (\(sameKey(row)))"
+    }
     private func code(_ op: CaptureLog.Op, column: Int = 0) -> Int64 { CaptureLog.code(table: table.id, column: column, op: op) }
     private var log: String { CaptureLog.table }
 
@@ -55,16 +73,19 @@ struct CaptureTriggers {
         let key = quote(table.keyColumns[0])
         let values = table.columns.indices.map { "c\($0)" }
         let columns = table.columns.map(quote)
+        // A key change may move the number before or after a column's trigger runs: the old key's, else the new one's.
+        let updatedKey = table.keyMap.map { "COALESCE(\($0.id(of: "OLD")), \($0.id(of: "NEW")))" } ?? "NEW.\(key)"
+        let keyChange = table.keyMap?.moveNumber ?? "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.keyChange)), NEW.\(key), OLD.\(key));"
         var sql = [
-            "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN INSERT INTO \(log) (t, k0) VALUES (\(code(.insert)), NEW.\(key)); END",
-            "CREATE TRIGGER \(trigger("k")) AFTER UPDATE OF \(key) ON \(name) WHEN OLD.\(key) IS NOT NEW.\(key) BEGIN "
-                + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.keyChange)), NEW.\(key), OLD.\(key)); END",
+            "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN \(table.keyMap.map { $0.numberNew + " " } ?? "")"
+                + "INSERT INTO \(log) (t, k0) VALUES (\(code(.insert)), \(loggedKey("NEW"))); END",
+            "CREATE TRIGGER \(trigger("k")) AFTER UPDATE OF \(keyUpdateColumns.map(quote).joined(separator: ", ")) ON \(name) WHEN \(keyChanged) BEGIN \(keyChange) END",
             "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN INSERT INTO \(log) (t, k0\(list(values))) "
-                + "VALUES (\(code(.delete)), OLD.\(key)\(list(columns.map { "OLD.\($0)" }))); END",
+                + "VALUES (\(code(.delete)), \(loggedKey("OLD"))\(list(columns.map { "OLD.\($0)" }))); END",
         ]
         for (j, column) in columns.enumerated() {
             sql.append("CREATE TRIGGER \(trigger("u\(j)")) AFTER UPDATE OF \(column) ON \(name) WHEN OLD.\(column) IS NOT NEW.\(column) BEGIN "
-                       + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.update, column: j)), NEW.\(key), OLD.\(column)); END")
+                       + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.update, column: j)), \(updatedKey), OLD.\(column)); END")
         }
         // The rows an INSERT OR REPLACE would delete: the one with the new key, and those
         // with the new values of a unique index (NULLs never conflict).
@@ -90,14 +111,13 @@ struct CaptureTriggers {
     /// `keyProbe`) and those with its values of a unique index, other than `rowItself`
     /// (`NEW` for an insert, `OLD` for an update); `when` finds whether there is any.
     private func replaceProbe(keyProbe: Bool, rowItself: String) -> (when: String, body: String) {
-        let key = quote(table.keyColumns[0])
-        let insert = "INSERT INTO \(log) (t, k0\(list(table.columns.indices.map { "c\($0)" }))) SELECT \(code(.replaced)), \(key)\(list(table.columns.map(quote))) FROM \(name) WHERE "
-        var probes = keyProbe ? ["\(insert)\(key) = NEW.\(key);"] : []
-        var conflicts = keyProbe ? ["EXISTS (SELECT 1 FROM \(name) WHERE \(key) = NEW.\(key))"] : []
+        let insert = "INSERT INTO \(log) (t, k0\(list(table.columns.indices.map { "c\($0)" }))) SELECT \(code(.replaced)), \(selectedKey)\(list(table.columns.map(quote))) FROM \(name) WHERE "
+        var probes = keyProbe ? ["\(insert)\(sameKey("NEW"));"] : []
+        var conflicts = keyProbe ? ["EXISTS (SELECT 1 FROM \(name) WHERE \(sameKey("NEW")))"] : []
         for constraint in table.uniqueConstraints {
             let match = constraint.map(conflict).joined(separator: " AND ")
-            probes.append("\(insert)\(match) AND \(key) IS NOT \(rowItself).\(key);")
-            conflicts.append(keyProbe ? "EXISTS (SELECT 1 FROM \(name) WHERE \(match))" : "EXISTS (SELECT 1 FROM \(name) WHERE \(match) AND \(key) IS NOT OLD.\(key))")
+            probes.append("\(insert)\(match) AND \(otherRow(rowItself));")
+            conflicts.append(keyProbe ? "EXISTS (SELECT 1 FROM \(name) WHERE \(match))" : "EXISTS (SELECT 1 FROM \(name) WHERE \(match) AND \(otherRow("OLD")))")
         }
         return (conflicts.joined(separator: " OR "), probes.joined(separator: " "))
     }
@@ -107,7 +127,7 @@ struct CaptureTriggers {
     /// its values.
     private func conflict(_ term: String) -> String {
         if table.columns.contains(term) || table.keyColumns.contains(term) { return "\(quote(term)) = NEW.\(quote(term))" }
-        let row = (table.keyColumns + table.columns).map { "NEW.\(quote($0)) AS \(quote($0))" }.joined(separator: ", ")
+        let row = ((table.keyMap == nil ? table.keyColumns : []) + table.columns).map { "NEW.\(quote($0)) AS \(quote($0))" }.joined(separator: ", ")
         return "(\(term)) = (SELECT \(term) FROM (SELECT \(row)))"
     }
 

@@ -18,6 +18,9 @@ struct CapturedTable: Sendable, Equatable {
     /// Unique indexes, each a list of terms (column names, or SQL: ``UniqueIndexes``): an
     /// `INSERT OR REPLACE` that conflicts on one deletes the row in the way.
     let uniqueConstraints: [[String]]
+    /// The numbers of a `WITHOUT ROWID` table's rows (its ``keyColumns`` is the rowid's name,
+    /// which the triggers read through the map), or nil.
+    var keyMap: KeyMap? = nil
 
     /// The capture of every table of `schema`, numbered from 1 in name order.
     static func all(in schema: StoreSchema) -> [CapturedTable] {
@@ -25,7 +28,7 @@ struct CapturedTable: Sendable, Equatable {
         for name in schema.tables.keys.sorted() {
             let table = schema.tables[name]!
             tables.append(CapturedTable(id: tables.count + 1, name: name, kind: .entity, keyColumns: [table.keyColumn],
-                                        columns: table.dataColumns, uniqueConstraints: table.entity.uniquenessConstraints))
+                                        columns: table.dataColumns, uniqueConstraints: table.entity.uniquenessConstraints, keyMap: KeyMap(table.entity)))
             for relationship in table.entity.relationships {
                 guard case .joinTable(let join, "src", _) = table.storage[relationship.name], join == "_\(name)_\(relationship.name)" else { continue }
                 tables.append(CapturedTable(id: tables.count + 1, name: join, kind: .join, keyColumns: ["src", "dst"], columns: [], uniqueConstraints: []))

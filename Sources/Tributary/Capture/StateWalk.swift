@@ -101,7 +101,7 @@ struct StateWalk {
 
     private mutating func presentColumns(_ table: CapturedTable) throws -> Set<String> {
         if let known = present[table.id] { return known }
-        let statement = try db.cachedStatement("SELECT name FROM pragma_table_info(?)")
+        let statement = try db.cachedStatement("SELECT name FROM pragma_table_info(?, 'main')")
         try statement.bind([.string(table.name)])
         defer { statement.reset() }
         var names: Set<String> = []

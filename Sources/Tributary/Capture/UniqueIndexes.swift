@@ -13,7 +13,7 @@ enum UniqueIndexes {
     /// order. An index on an expression that reads more than `columns` (a generated column)
     /// is left out: the new row's value of it is not known before the insert.
     static func terms(of table: String, columns: [String], on db: Connection) throws -> [[String]] {
-        let list = try db.makeStatement("SELECT name, sql FROM pragma_index_list(?) JOIN sqlite_master USING (name) WHERE \"unique\" = 1 ORDER BY name")
+        let list = try db.makeStatement("SELECT name, sql FROM pragma_index_list(?, 'main') JOIN sqlite_master USING (name) WHERE \"unique\" = 1 ORDER BY name")
         try list.bind([.string(table)])
         var indexes: [(String, String?)] = []
         while try list.step() { indexes.append((list.string(at: 0), list.optionalString(at: 1))) }
@@ -24,7 +24,7 @@ enum UniqueIndexes {
     }
 
     private static func terms(ofIndex index: String, sql: String?, on db: Connection) throws -> [String] {
-        let info = try db.makeStatement("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno")
+        let info = try db.makeStatement("SELECT cid, name, coll FROM pragma_index_xinfo(?, 'main') WHERE key = 1 ORDER BY seqno")
         try info.bind([.string(index)])
         var terms: [String] = []
         var written: [String]?

@@ -155,7 +155,7 @@ final class HistoryRecorder: @unchecked Sendable {
         for name in schema.tables.keys.sorted() {
             let table = schema.tables[name]!
             var columns: [TableCapture.Column] = []
-            let info = try db.makeStatement("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+            let info = try db.makeStatement("SELECT name FROM pragma_table_info(?, 'main') ORDER BY cid")
             try info.bind([.string(name)])
             while try info.step() {
                 let column = info.string(at: 0)

@@ -50,6 +50,12 @@ public struct EntityDescription: Sendable, Codable, Hashable {
     /// model.entity(named: "users")?.declaredKey   // ["email"]
     /// ```
     public var declaredKey: [String] = []
+    /// Whether an adopted table is a `WITHOUT ROWID` table. Its rows have no rowid, so
+    /// Tributary numbers them in a table of its own (`_tributary_keys_<table>`, one row per
+    /// declared key, kept across `VACUUM`): those numbers are the object IDs (``tableKey``
+    /// names them), and ``declaredKey`` is the table's `PRIMARY KEY`. Other programs write
+    /// such a table; Tributary reads it, records its changes and refuses to write it.
+    public var isWithoutRowid = false
     /// The entity's name in an older model (Core Data's `renamingIdentifier`, `renamedFrom:`
     /// in a model file): an explicit migration renames that table to ``name``, keeping its rows
     /// and their object IDs' primary keys. Ignored when the older model has no such entity or
@@ -69,7 +75,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         self.indexes = indexes
     }
 
-    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey, declaredKey, renamingIdentifier = "renamedFrom" }
+    enum CodingKeys: String, CodingKey { case name, attributes, relationships, uniquenessConstraints = "unique", indexes, tableKey, declaredKey, isWithoutRowid = "withoutRowid", renamingIdentifier = "renamedFrom" }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -80,10 +86,11 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         indexes = try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
         tableKey = try c.decodeIfPresent(String.self, forKey: .tableKey)
         declaredKey = try c.decodeIfPresent([String].self, forKey: .declaredKey) ?? []
+        isWithoutRowid = try c.decodeIfPresent(Bool.self, forKey: .isWithoutRowid) ?? false
         renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 
-    /// Encodes what the synthesized form did, and ``declaredKey`` only when there is one: a
+    /// Encodes what the synthesized form did, and ``declaredKey`` and ``isWithoutRowid`` only when there is one: a
     /// model without one keeps its canonical JSON, and so its version hash.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -94,6 +101,7 @@ public struct EntityDescription: Sendable, Codable, Hashable {
         try c.encode(indexes, forKey: .indexes)
         try c.encodeIfPresent(tableKey, forKey: .tableKey)
         if !declaredKey.isEmpty { try c.encode(declaredKey, forKey: .declaredKey) }
+        if isWithoutRowid { try c.encode(true, forKey: .isWithoutRowid) }
         try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
     }
 

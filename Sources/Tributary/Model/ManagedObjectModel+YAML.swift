@@ -68,7 +68,7 @@ struct ModelYAMLReader {
     let source: String
 
     static let topKeys = ["entities"]
-    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey", "declaredKey", "renamedFrom"]
+    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "tableKey", "declaredKey", "withoutRowid", "renamedFrom"]
     static let attributeKeys = ["type", "optional", "default", "unique", "excludedFromHistory", "derived", "renamedFrom"]
     static let relationshipKeys = ["to", "inverse", "toMany", "deleteRule", "optional", "renamedFrom"]
 
@@ -122,6 +122,7 @@ struct ModelYAMLReader {
         if let indexes = body["indexes"] { entity.indexes += try nameLists(indexes, what: "indexes") }
         if let key = body["tableKey"] { entity.tableKey = try string(key, what: "'tableKey' of '\(name)'") }
         if let key = body["declaredKey"] { entity.declaredKey = try nameLists(key, what: "declaredKey").flatMap { $0 } }
+        if let flag = body["withoutRowid"] { entity.isWithoutRowid = try bool(flag, what: "'withoutRowid' of '\(name)'") }
         if let old = body["renamedFrom"] { entity.renamingIdentifier = try string(old, what: "'renamedFrom' of '\(name)'") }
         return entity
     }

@@ -10,6 +10,7 @@ extension ManagedObjectModel {
             out += "  \(Self.yamlName(entity.name)):\n"
             if let key = entity.tableKey { out += "    tableKey: \(Self.yamlString(key))\n" }
             if !entity.declaredKey.isEmpty { out += "    declaredKey: \(Self.yamlList(entity.declaredKey))\n" }
+            if entity.isWithoutRowid { out += "    withoutRowid: true\n" }
             if let old = entity.renamingIdentifier { out += "    renamedFrom: \(Self.yamlName(old))\n" }
             if !entity.attributes.isEmpty {
                 out += "    attributes:\n"

@@ -137,7 +137,9 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
                 throw fail("entity has \(columns) columns, more than \(Self.maximumColumns)", "entity \(entity.name)", hint: "split it into related entities")
             }
             if let key = entity.tableKey { try Self.checkAdopted(entity, key: key) }
-            else if !entity.declaredKey.isEmpty {
+            else if entity.isWithoutRowid {
+                throw fail("only an adopted table (one with a tableKey) can be WITHOUT ROWID", "entity \(entity.name)", hint: "remove withoutRowid")
+            } else if !entity.declaredKey.isEmpty {
                 throw fail("only an adopted table (one with a tableKey) has a declared key", "entity \(entity.name)", hint: "remove declaredKey")
             }
             try Self.checkRenamingIdentifiers(of: entity)
@@ -200,6 +202,10 @@ public struct ManagedObjectModel: Sendable, Codable, Hashable {
         if Set(entity.declaredKey.map { $0.lowercased() }).count != entity.declaredKey.count {
             throw TributaryError(.invalidModel, "the declared key names an attribute twice: \(entity.declaredKey.joined(separator: ", "))", location: place,
                                  hint: "list each attribute of the table's PRIMARY KEY once")
+        }
+        if entity.isWithoutRowid, entity.declaredKey.isEmpty || !RowidName.contains(key) {
+            throw TributaryError(.invalidModel, "a WITHOUT ROWID table needs its PRIMARY KEY as declaredKey and a rowid name as tableKey", location: place,
+                                 hint: "adopt the table again rather than editing its entity")
         }
         if entity.attributes.contains(where: \.isDerived) {
             throw TributaryError(.invalidModel, "an adopted table cannot have derived attributes", location: place, hint: "compute the value in a view or in the program that writes it")

@@ -38,6 +38,7 @@ struct ModelDifference: Equatable {
         for index in old.indexes where !new.indexes.contains(index) { changes.append("removed index \(name)(\(index.joined(separator: ", ")))") }
         if Set(old.uniquenessConstraints) != Set(new.uniquenessConstraints) { changes.append("changed the unique constraints of \(name)") }
         if old.tableKey != new.tableKey { changes.append("changed the key of \(name) to \(new.tableKey ?? "_pk")") }
+        if old.isWithoutRowid != new.isWithoutRowid { changes.append(new.isWithoutRowid ? "made \(name) a WITHOUT ROWID table" : "made \(name) a rowid table") }
         if old.declaredKey != new.declaredKey {
             changes.append(new.declaredKey.isEmpty ? "removed the declared key of \(name)" : "changed the declared key of \(name) to (\(new.declaredKey.joined(separator: ", ")))")
         }

@@ -60,6 +60,15 @@ final class ReaderPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Closes idle readers, so that the pool opens new ones when asked.
+    func discardIdle() {
+        condition.lock()
+        created -= idle.count
+        idle.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
     /// Closes idle readers; busy ones close when returned.
     func close() {
         condition.lock()

@@ -13,6 +13,8 @@ final class StoreDatabase: Sendable {
     let busyTimeout: TimeInterval
     /// What takes part in each write transaction; read and changed under `writerLock` only.
     nonisolated(unsafe) private var participants: [WriteParticipant] = []
+    /// What each connection runs once the store's model is known.
+    private let temporarySchema = TemporarySchema()
 
     init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment()) throws {
         self.path = path
@@ -32,8 +34,9 @@ final class StoreDatabase: Sendable {
             }
         }
         let readerOptions = ConnectionOptions(readOnly: false, create: false, busyTimeout: busyTimeout, isURI: isInMemory, sqlDebug: sqlDebug)
-        readers = ReaderPool(maximumSize: poolSize, timeout: busyTimeout) {
+        readers = ReaderPool(maximumSize: poolSize, timeout: busyTimeout) { [temporarySchema] in
             let connection = try Connection(path: path, options: readerOptions)
+            try temporarySchema.apply(on: connection)
             try connection.execute("PRAGMA query_only = 1")
             return connection
         }
@@ -96,6 +99,15 @@ final class StoreDatabase: Sendable {
         }
     }
 
+    /// Makes every connection, open or opened later, run `statements` (TEMP views and triggers
+    /// only: ``KeyMap/temporaryStatements``). Readers opened before are closed.
+    func useTemporarySchema(_ statements: [String]) throws {
+        guard !statements.isEmpty else { return }
+        temporarySchema.set(statements)
+        if writer != nil { try withWriter { db in try temporarySchema.apply(on: db) } }
+        readers.discardIdle()
+    }
+
     /// Runs `body` with the writer outside any transaction (for pragmas, backups).
     func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
         guard let writer else { throw TributaryError(.readOnly, "the store is open read-only", location: path, hint: "open it without the read-only option to write") }
@@ -125,4 +137,19 @@ final class StoreDatabase: Sendable {
         readers.close()
     }
 
+}
+
+/// The TEMP objects each connection of a store makes when it opens (``StoreDatabase/useTemporarySchema(_:)``).
+// @unchecked Sendable: `statements` is guarded by `lock`.
+private final class TemporarySchema: @unchecked Sendable {
+    private let lock = NSLock()
+    private var statements: [String] = []
+
+    func set(_ statements: [String]) {
+        lock.withLock { self.statements = statements }
+    }
+
+    func apply(on connection: Connection) throws {
+        for sql in lock.withLock({ statements }) { try connection.execute(sql) }
+    }
 }

@@ -185,6 +185,8 @@ public final class PersistentStore: Sendable {
                     if layout != nil { try SchemaHistory.note(from: before ?? model, to: model, changes: changes, on: db) }
                     return (id, model, changes, layout)
                 }
+            // WITHOUT ROWID tables are read through TEMP views numbering their rows (the fold too).
+            try database.useTemporarySchema(KeyMap.all(in: effectiveModel).flatMap(\.temporaryStatements))
             let tracked = history != nil
             let captures = tracked && !description.isReadOnly && !inMemory && Connection.canDisableMainTriggersOnly
             parts.capture = captures ? try ForeignCapture.enable(on: database, schema: StoreSchema(model: effectiveModel)) : nil

@@ -61,10 +61,9 @@ struct SchemaInference {
         default: break
         }
         guard options.adopts(table.name) else { result.skipped[table.name] = "excluded"; return nil }
-        if table.withoutRowid { return "'\(table.name)' is a WITHOUT ROWID table (its rows have no integer identity yet)" }
         if let problem = ManagedObjectModel.adoptionProblem(ofName: table.name) { return "'\(table.name)' \(problem)" }
         do {
-            let (entity, report) = try self.entity(table.name, on: db)
+            let (entity, report) = try self.entity(table.name, withoutRowid: table.withoutRowid, on: db)
             result.entities.append(entity)
             result.tables.append(report)
             return nil
@@ -92,12 +91,13 @@ struct SchemaInference {
         let hidden: Int
     }
 
-    private func entity(_ name: String, on db: Connection) throws -> (EntityDescription, AdoptionReport.Table) {
+    private func entity(_ name: String, withoutRowid: Bool, on db: Connection) throws -> (EntityDescription, AdoptionReport.Table) {
         let columns = try self.columns(of: name, on: db)
         var notes: [String] = []
-        let key = try self.key(of: name, columns: columns, notes: &notes, on: db)
+        let key = try self.key(of: name, columns: columns, withoutRowid: withoutRowid, notes: &notes, on: db)
         var entity = EntityDescription(name: name)
         entity.tableKey = key
+        entity.isWithoutRowid = withoutRowid
         // A key that is not the object's key is kept as attributes, and named in every change.
         entity.declaredKey = columns.filter { $0.primaryKey > 0 && $0.name != key }.sorted { $0.primaryKey < $1.primaryKey }.map(\.name)
         for column in columns where column.name != key {
@@ -128,8 +128,9 @@ struct SchemaInference {
         return columns
     }
 
-    /// The `INTEGER PRIMARY KEY` column (an alias of the rowid), or the rowid's name.
-    private func key(of table: String, columns: [Column], notes: inout [String], on db: Connection) throws -> String {
+    /// The `INTEGER PRIMARY KEY` column (an alias of the rowid), or the rowid's name (for a
+    /// `WITHOUT ROWID` table, the name its ``KeyMap``'s numbers go by).
+    private func key(of table: String, columns: [Column], withoutRowid: Bool, notes: inout [String], on db: Connection) throws -> String {
         let declared = columns.filter { $0.primaryKey > 0 }.sorted { $0.primaryKey < $1.primaryKey }
         let hasKeyIndex = try db.scalar("SELECT count(*) FROM pragma_index_list(?) WHERE origin = 'pk'", [.string(table)])?.integerValue ?? 0 > 0
         if declared.count == 1, declared[0].declared.uppercased() == "INTEGER", !hasKeyIndex { return declared[0].name }
@@ -138,6 +139,11 @@ struct SchemaInference {
             throw Refusal(text: "'\(table)' has no INTEGER PRIMARY KEY and columns named rowid, _rowid_ and oid hide its rowid")
         }
         let keyNames = declared.map(\.name).joined(separator: ", ")
+        if withoutRowid {
+            notes.append("a WITHOUT ROWID table: its rows are numbered in \(KeyMap.prefix)\(table), numbers that VACUUM keeps and that follow a row whose key (\(keyNames)) changes; "
+                         + "every change names its row by \(keyNames) too; Tributary records other programs' writes to it but does not write it")
+            return rowid
+        }
         let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(keyNames)) is not an INTEGER PRIMARY KEY"
         let named = declared.isEmpty ? "" : " (every change names its row by \(keyNames) too)"
         notes.append("\(declaredKey): rows are identified by their rowid, which VACUUM may renumber, changing their object IDs\(named); declare an INTEGER PRIMARY KEY to keep them")

@@ -1,0 +1,112 @@
+/// The object IDs of a `WITHOUT ROWID` table's rows (``EntityDescription/isWithoutRowid``).
+///
+/// Such a table has no rowid to identify its rows, and adoption adds nothing to the user's
+/// tables, so Tributary numbers them in a table of its own, `_tributary_keys_<table>`: one
+/// row per declared key (`_tributary_id INTEGER PRIMARY KEY`, then the key's columns with
+/// the key's collations, unique together). Its numbers survive `VACUUM`.
+///
+/// - The capture triggers (``CaptureTriggers``) number a key when they log its insert, move
+///   the number when the key changes (the object is followed, as a text key's row keeps its
+///   rowid), and keep it after a delete: the same key inserted again is the same object, as
+///   with a reused `INTEGER PRIMARY KEY`.
+/// - Tributary's connections see the table through a TEMP view of the same name that adds
+///   the number under the rowid's name (``EntityDescription/tableKey``), so every read that
+///   works on a rowid table works on it.
+/// - TEMP `INSTEAD OF` triggers on that view refuse Tributary's own writes with one line:
+///   its pre-update hook could not tell which object such a write changed.
+package struct KeyMap: Sendable, Equatable {
+    /// The user's table.
+    let table: String
+    /// Its `PRIMARY KEY`'s columns, in key order (``EntityDescription/declaredKey``).
+    let keyColumns: [String]
+    /// The name the numbers go by in reads (``EntityDescription/tableKey``: `rowid`).
+    let idName: String
+
+    static let prefix = "_tributary_keys_"
+    static let idColumn = "_tributary_id"
+
+    /// The map of `entity`'s table, or nil when it has a rowid.
+    init?(_ entity: EntityDescription) {
+        guard entity.isWithoutRowid, let key = entity.tableKey, !entity.declaredKey.isEmpty else { return nil }
+        (table, keyColumns, idName) = (entity.name, entity.declaredKey, key)
+    }
+
+    /// The map's table name.
+    var name: String { Self.prefix + table }
+
+    /// Makes the map when it is missing, and numbers the keys of rows that have none (every
+    /// row, for a new map): at adoption, and when the capture triggers are installed again
+    /// (keys inserted while another program had dropped them).
+    func prepare(on db: Connection, fill: Bool) throws {
+        let exists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.string(name)])?.integerValue ?? 0 > 0
+        if !exists {
+            let collations = try self.collations(on: db)
+            let columns = keyColumns.map { "\(quote($0)) COLLATE \(quote(collations[$0] ?? "BINARY"))" }.joined(separator: ", ")
+            try db.execute("CREATE TABLE main.\(quote(name)) (\(quote(Self.idColumn)) INTEGER PRIMARY KEY, \(columns), UNIQUE (\(keys)))")
+        }
+        if fill || !exists {
+            try db.execute("INSERT OR IGNORE INTO main.\(quote(name)) (\(keys)) SELECT \(keys) FROM main.\(quote(table))")
+        }
+    }
+
+    /// The collation of each key column, as the table's key compares it.
+    private func collations(on db: Connection) throws -> [String: String] {
+        let statement = try db.makeStatement("""
+            SELECT x.name, x.coll FROM pragma_index_list(?1, 'main') AS l, pragma_index_xinfo(l.name, 'main') AS x
+            WHERE l.origin = 'pk' AND x.key = 1
+            """)
+        try statement.bind([.string(table)])
+        var collations: [String: String] = [:]
+        while try statement.step() { collations[statement.string(at: 0)] = statement.string(at: 1) }
+        return collations
+    }
+
+    private var keys: String { keyColumns.map(quote).joined(separator: ", ") }
+
+    /// The condition that the map's row (unqualified) or the table's row `row` has the key of
+    /// `other` (`NEW`, `OLD`).
+    func match(_ other: String, row: String? = nil) -> String {
+        keyColumns.map { "\(row.map { "\($0)." } ?? "")\(quote($0)) = \(other).\(quote($0))" }.joined(separator: " AND ")
+    }
+
+    /// SQL giving the number of the key `row` has (`NEW`, `OLD`, or the table's name in a
+    /// query of it); NULL when it has none. Unqualified, for use in the table's triggers.
+    func id(of row: String) -> String {
+        "(SELECT \(quote(Self.idColumn)) FROM \(quote(name)) WHERE \(match(row)))"
+    }
+
+    /// The statement a trigger runs to number a new key; a key seen before keeps its number.
+    /// It cannot conflict: a conflict clause in it would give way to the writing statement's
+    /// (`INSERT OR ABORT` would make a kept number fail the write).
+    var numberNew: String {
+        "INSERT INTO \(quote(name)) (\(keys)) SELECT \(keyColumns.map { "NEW.\(quote($0))" }.joined(separator: ", ")) WHERE NOT EXISTS (SELECT 1 FROM \(quote(name)) WHERE \(match("NEW")));"
+    }
+
+    /// The statements a trigger runs when a row's key changed: the number follows the row
+    /// (a number the new key kept from a row gone before is dropped first).
+    var moveNumber: String {
+        let assignments = keyColumns.map { "\(quote($0)) = NEW.\(quote($0))" }.joined(separator: ", ")
+        return "DELETE FROM \(quote(name)) WHERE \(match("NEW")); UPDATE \(quote(name)) SET \(assignments) WHERE \(match("OLD"));"
+    }
+
+    /// The TEMP view through which Tributary's connections read the table, and the TEMP
+    /// triggers that refuse writes through it.
+    var temporaryStatements: [String] {
+        let on = keyColumns.map { "m.\(quote($0)) = t.\(quote($0))" }.joined(separator: " AND ")
+        var sql = ["CREATE TEMP VIEW \(quote(table)) AS SELECT m.\(quote(Self.idColumn)) AS \(quote(idName)), t.* FROM main.\(quote(table)) AS t JOIN main.\(quote(name)) AS m ON \(on)"]
+        let refusal = "\(Self.refusal(of: table)); \(Self.refusalHint)"
+        for (operation, suffix) in [("INSERT", "i"), ("UPDATE", "u"), ("DELETE", "d")] {
+            sql.append("CREATE TEMP TRIGGER \(quote("_tributary_refuse_\(suffix)_\(table)")) INSTEAD OF \(operation) ON \(quote(table)) BEGIN SELECT RAISE(ABORT, \(sqlString(refusal))); END")
+        }
+        return sql
+    }
+
+    /// Why Tributary does not write `table`, and what to do instead.
+    static func refusal(of table: String) -> String { "'\(table)' is a WITHOUT ROWID table: Tributary records its changes but does not write it" }
+    static let refusalHint = "change it with another program (sqlite3, your application)"
+
+    /// The maps of `model`'s `WITHOUT ROWID` tables.
+    static func all(in model: ManagedObjectModel) -> [KeyMap] {
+        model.entities.compactMap(KeyMap.init)
+    }
+}
