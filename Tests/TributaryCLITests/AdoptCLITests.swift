@@ -49,6 +49,38 @@ import Testing
         #expect(try CLI.sqlite3(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%tributary%';").stdout == "0\n")
     }
 
+    /// A `WITHOUT ROWID` table through every command: numbered at adopt, the shell's writes in
+    /// history by the declared key, `query` through its key's collation, a stream that verifies;
+    /// Tributary's own writes and a replay get one line each, and `--undo` gives back the dump.
+    @Test func aWithoutRowidTableIsAdoptedFollowedAndNotWritten() throws {
+        let db = scratch.path("kv.db")
+        #expect(try CLI.sqlite3(db, """
+            CREATE TABLE tags (name TEXT COLLATE NOCASE PRIMARY KEY, color TEXT) WITHOUT ROWID;
+            INSERT INTO tags VALUES ('red', '#f00');
+            """).status == 0)
+        let before = try CLI.sqlite3(db, ".dump").stdout
+        let adopted = try CLI.run(["adopt", db])
+        #expect(adopted.status == 0 && adopted.stdout.contains("a WITHOUT ROWID table: its rows are numbered in _tributary_keys_tags"), "\(adopted.stdout) \(adopted.stderr)")
+        #expect(try CLI.sqlite3(db, "UPDATE tags SET name = 'crimson', color = '#e00' WHERE name = 'RED'; INSERT INTO tags VALUES ('blue', NULL);").status == 0)
+        let history = try CLI.run(["history", db])
+        #expect(history.stdout.contains(#"~ update tags/p1  [name "red"]"#) && history.stdout.contains(#"name: "red"  →  "crimson""#)
+                && history.stdout.contains(#"+ insert tags/p2  name="blue""#), "\(history.stdout) \(history.stderr)")
+        let rows = try CLI.run(["query", db, "--entity", "tags", "--where", "name == 'CRIMSON'", "--json"])
+        #expect(rows.status == 0 && rows.stdout.contains("#e00"), "\(rows.stdout) \(rows.stderr)")
+        let write = try CLI.run(["update", db, "--entity", "tags", "--where", "name == 'blue'", "--set", "color=x"])
+        #expect(write.status != 0 && write.stderrLines.count == 1 && write.stderr.contains("'tags' is a WITHOUT ROWID table"), "\(write.stderr)")
+        let stream = scratch.path("kv-stream")
+        #expect(try CLI.run(["export", db, "--to", stream, "--snapshot"]).status == 0)
+        let verified = try CLI.run(["verify", stream])
+        #expect(verified.status == 0 && verified.stdout.contains("snapshot"), "\(verified.stdout) \(verified.stderr)")
+        let replayed = try CLI.run(["replay", stream, "--into", scratch.path("kv-replica.db")])
+        #expect(replayed.status != 0 && replayed.stderrLines.count == 1 && replayed.stderr.contains("nor make a store with it"), "\(replayed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("kv-replica.db")), "a refused replay leaves no file")
+        #expect(try CLI.run(["adopt", db, "--undo"]).status == 0)
+        let after = try CLI.sqlite3(db, ".dump").stdout
+        #expect(after == before.replacingOccurrences(of: "'red','#f00'", with: "'blue',NULL);\nINSERT INTO tags VALUES('crimson','#e00'"), "\(after)")
+    }
+
     @Test func badInputsGetOneLine() throws {
         let db = try makeApp()
         #expect(try CLI.sqlite3(db, "CREATE TABLE kv (k TEXT PRIMARY KEY, _pk);").status == 0)
