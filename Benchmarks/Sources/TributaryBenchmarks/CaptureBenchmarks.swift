@@ -51,6 +51,33 @@ enum CaptureBenchmarks {
         ]
     }
 
+    /// What capture costs on an adopted `WITHOUT ROWID` table (each insert also numbers its
+    /// key in `_tributary_keys_<table>`), beside the same table with a rowid and a text key:
+    /// capture on (adopted) against off (not adopted), each side in a fresh database.
+    static func withoutRowid() throws -> [Measurement] {
+        let rows = Workload.rows
+        func side(withoutRowid: Bool, adopt: Bool) -> () throws -> Double {
+            {
+                try Harness.withDirectory { dir in
+                    let path = dir.appendingPathComponent("w.sqlite").path
+                    RawSQLite(path: path).exec(#"CREATE TABLE "Item" ("name" TEXT PRIMARY KEY, "title" TEXT, "content" TEXT, "createdAt" REAL)"# + (withoutRowid ? " WITHOUT ROWID" : ""))
+                    if adopt { _ = try PersistentStoreCoordinator.adoptDatabase(at: URL(fileURLWithPath: path)) }
+                    return RawSQLite.insertItems(at: path, rows: rows)
+                }
+            }
+        }
+        let withoutRowid = try Harness.interleaved(rounds: 5, [side(withoutRowid: true, adopt: false), side(withoutRowid: true, adopt: true)])
+        let textKey = try Harness.interleaved(rounds: 5, [side(withoutRowid: false, adopt: false), side(withoutRowid: false, adopt: true)])
+        let common: [(String, Any)] = [("statistic", "best of 5, interleaved"), ("rows", rows), ("batch", Workload.batch),
+                                       ("writer", "SQLite C API, no Tributary in the writing connection")]
+        return [
+            Measurement(name: "capture_without_rowid_insert_batch", value: withoutRowid[1] / withoutRowid[0], unit: "ratio", goal: "none (informational)",
+                        details: [("off_s", withoutRowid[0]), ("on_s", withoutRowid[1]), ("table", "WITHOUT ROWID, TEXT PRIMARY KEY")] + common),
+            Measurement(name: "capture_text_key_insert_batch", value: textKey[1] / textKey[0], unit: "ratio", goal: "none (informational)",
+                        details: [("off_s", textKey[0]), ("on_s", textKey[1]), ("table", "rowid, TEXT PRIMARY KEY")] + common),
+        ]
+    }
+
     /// Bytes of stored history payload per change: the workload's inserts written by a
     /// foreign program (folded into history) against the same inserts through Tributary,
     /// each in the same transactions of ``Workload/batch`` rows.

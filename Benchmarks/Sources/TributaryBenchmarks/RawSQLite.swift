@@ -51,6 +51,22 @@ final class RawSQLite {
         }
     }
 
+    /// Inserts `rows` items (`name`, `title`, `content`, `createdAt`) into an `Item` table,
+    /// ``Workload/batch`` rows a transaction; returns the seconds.
+    static func insertItems(at path: String, rows: Int) -> Double {
+        let raw = RawSQLite(path: path)
+        let insert = raw.prepare(#"INSERT INTO "Item" ("name", "title", "content", "createdAt") VALUES (?, ?, ?, ?)"#)
+        defer { sqlite3_finalize(insert) }
+        return raw.timedTransactions(rows: rows, batch: Workload.batch) { k in
+            bind(insert, 1, Workload.externalID(k))
+            bind(insert, 2, Workload.title(k))
+            bind(insert, 3, Workload.content(k))
+            sqlite3_bind_double(insert, 4, Workload.createdAt(k))
+            precondition(sqlite3_step(insert) == SQLITE_DONE)
+            sqlite3_reset(insert)
+        }
+    }
+
     /// Runs `step` for rows 0 to `rows - 1`, `batch` rows a transaction; returns the seconds.
     func timedTransactions(rows: Int, batch: Int, _ step: (Int) -> Void) -> Double {
         Harness.time {
