@@ -210,4 +210,19 @@ import TributaryTestSupport
         try ForeignWriter.shell(path, "DELETE FROM tags WHERE name = 'pink';")
         #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: gap?.token))) == ["delete tags/p3 name=pink"])
     }
+
+    @Test func aTableAnotherProgramMakesIsDetectedAloneAndAdoptedAgainWithItsNumbers() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.shell(path, "CREATE TABLE labels (code TEXT PRIMARY KEY, text TEXT) WITHOUT ROWID; INSERT INTO labels VALUES ('a', 'A');")
+        try coordinator.execute(BatchUpdateRequest(entityName: "notes", predicate: nil, propertiesToUpdate: ["body": .string("hi")]))
+        let detected = try coordinator.fetchHistory(.fetchHistory(after: start)).compactMap(\.schemaChange)
+        #expect(detected.count == 1 && detected[0].changes == ["added entity labels"],
+                "the open store reads its tables through TEMP views: the detection reads the tables themselves: \(detected)")
+        let again = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        #expect(again.newTables == ["labels"])
+        let reopened = try Fixtures.adoptedCoordinator(path)
+        let before = try reopened.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE labels SET text = 'B'; UPDATE tags SET color = 'x' WHERE name = 'blue';")
+        #expect(summary(try reopened.fetchHistoryChanges(.fetchHistory(after: before))) == ["update labels/p1 code=a", "update tags/p1 name=blue"])
+    }
 }

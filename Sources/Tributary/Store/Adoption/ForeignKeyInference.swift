@@ -54,7 +54,7 @@ struct ForeignKeyInference {
     }
 
     private func foreignKeys(of table: String, on db: Connection) throws -> [ForeignKey] {
-        let statement = try db.makeStatement("SELECT id, \"from\", \"table\", \"to\", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq")
+        let statement = try db.makeStatement("SELECT id, \"from\", \"table\", \"to\", on_delete FROM pragma_foreign_key_list(?, 'main') ORDER BY id, seq")
         try statement.bind([.string(table)])
         var keys: [Int64: ForeignKey] = [:]
         while try statement.step() {
@@ -87,7 +87,7 @@ struct ForeignKeyInference {
         if let other = links.first(where: { $0.source == source && $0.key.columns == key.columns }) {
             return keep(key, "\(column) is in a foreign key to \(entities[other.destination].name) already, declared first")
         }
-        let declared = try db.scalar("SELECT type FROM pragma_table_xinfo(?) WHERE name = ?", [.string(key.source), .string(column)])?.stringValue ?? ""
+        let declared = try db.scalar("SELECT type FROM pragma_table_xinfo(?, 'main') WHERE name = ?", [.string(key.source), .string(column)])?.stringValue ?? ""
         guard SchemaInference.holdsIntegers(declared: declared) else { return keep(key, "\(column) is declared \(declared), not INTEGER") }
         if let value = try Self.nonKeyValue(column, of: key.source, on: db) {
             return keep(key, "\(column) holds \(value), which is not a key (a relationship's column holds integers and NULLs)")

@@ -118,7 +118,7 @@ struct SchemaInference {
     }
 
     private func columns(of table: String, on db: Connection) throws -> [Column] {
-        let statement = try db.makeStatement("SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid")
+        let statement = try db.makeStatement("SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?, 'main') ORDER BY cid")
         try statement.bind([.string(table)])
         var columns: [Column] = []
         while try statement.step() {
@@ -132,7 +132,7 @@ struct SchemaInference {
     /// `WITHOUT ROWID` table, the name its ``KeyMap``'s numbers go by).
     private func key(of table: String, columns: [Column], withoutRowid: Bool, notes: inout [String], on db: Connection) throws -> String {
         let declared = columns.filter { $0.primaryKey > 0 }.sorted { $0.primaryKey < $1.primaryKey }
-        let hasKeyIndex = try db.scalar("SELECT count(*) FROM pragma_index_list(?) WHERE origin = 'pk'", [.string(table)])?.integerValue ?? 0 > 0
+        let hasKeyIndex = try db.scalar("SELECT count(*) FROM pragma_index_list(?, 'main') WHERE origin = 'pk'", [.string(table)])?.integerValue ?? 0 > 0
         if declared.count == 1, declared[0].declared.uppercased() == "INTEGER", !hasKeyIndex { return declared[0].name }
         let names = Set(columns.map { $0.name.lowercased() })
         guard let rowid = RowidName.all.first(where: { !names.contains($0) }) else {
@@ -202,13 +202,13 @@ struct SchemaInference {
 
     /// Unique indexes over plain columns (not partial, no expressions) as constraints.
     private func uniqueConstraints(of table: String, attributes: Set<String>, on db: Connection) throws -> [[String]] {
-        let indexes = try db.makeStatement("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0 ORDER BY name")
+        let indexes = try db.makeStatement("SELECT name FROM pragma_index_list(?, 'main') WHERE \"unique\" = 1 AND partial = 0 ORDER BY name")
         try indexes.bind([.string(table)])
         var names: [String] = []
         while try indexes.step() { names.append(indexes.string(at: 0)) }
         var constraints: [[String]] = []
         for index in names {
-            let info = try db.makeStatement("SELECT cid, name FROM pragma_index_info(?) ORDER BY seqno")
+            let info = try db.makeStatement("SELECT cid, name FROM pragma_index_info(?, 'main') ORDER BY seqno")
             try info.bind([.string(index)])
             var columns: [String] = []
             var plain = true
