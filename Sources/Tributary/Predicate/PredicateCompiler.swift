@@ -28,6 +28,10 @@ struct PredicateCompiler {
         var sql: String
         var kind: ValueKind
         var arguments: [AttributeValue] = []
+        /// Whether it is a to-one's column of an adopted table, which another program may
+        /// have given a value that is no key (`'x'`): the object reads nil there, so `== nil`
+        /// matches it too.
+        var mayHoldNonKeys = false
     }
 
     mutating func nextAlias() -> String {
@@ -202,7 +206,10 @@ struct PredicateCompiler {
         case .joinTable:
             throw unknown(first, in: table.entity)
         }
-        if path.count == 1 { return Scalar(sql: keySQL, kind: .toOne(entity: destination.name)) }
+        if path.count == 1 {
+            let adoptedColumn = table.entity.tableKey != nil && { if case .foreignKeyHere = table.storage[relationship.name]! { true } else { false } }()
+            return Scalar(sql: keySQL, kind: .toOne(entity: destination.name), mayHoldNonKeys: adoptedColumn)
+        }
         let inner = nextAlias()
         let rest = try resolve(Array(path.dropFirst()), table: destination, alias: inner)
         return Scalar(sql: "(SELECT \(rest.sql) FROM \(quote(destination.name)) \(inner) WHERE \(inner).\(destination.key) = \(keySQL))", kind: rest.kind, arguments: rest.arguments)
@@ -250,6 +257,7 @@ struct PredicateCompiler {
         }
         // Comparisons with nil.
         if rightValues.count == 1, rightValues[0].isNull, op == .equal || op == .notEqual {
+            if left.mayHoldNonKeys { return SQLFragment("typeof(\(left.sql)) \(op == .equal ? "!=" : "=") 'integer'", left.arguments) }
             return SQLFragment("\(left.sql) \(op == .equal ? "IS NULL" : "IS NOT NULL")", left.arguments)
         }
         let values = try rightValues.map { try bindable($0, for: left.kind, op: op, place: place) }

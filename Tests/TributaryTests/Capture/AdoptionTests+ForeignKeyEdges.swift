@@ -40,6 +40,9 @@ extension AdoptionTests {
         #expect(transactions.last?.changes.isEmpty == true)
         let read = try coordinator.fetch(FetchRequest(entityName: "notes", sortDescriptors: [SortDescriptor("body")])).map { $0["owner_id"] }
         #expect(read.count == 2 && read.allSatisfy { $0 == nil || $0 == .null }, "a fetch (and a snapshot) reads no object there either, not users/p0: \(read)")
+        let nilOwners = try coordinator.count(for: FetchRequest(entityName: "notes", predicate: try StorePredicate(format: "owner_id == nil")))
+        let owned = try coordinator.count(for: FetchRequest(entityName: "notes", predicate: try StorePredicate(format: "owner_id != nil")))
+        #expect(nilOwners == 2 && owned == 0, "a predicate reads them as a fetch does: nil")
         try ForeignWriter.shell(path, "UPDATE notes SET owner_id = 2 WHERE body = 'hello';")
         let back = try coordinator.fetchHistory(.fetchHistory(after: transactions.last?.token)).flatMap(\.changes)
         #expect(target(properties(back.first)["owner_id"]?.after) == "users/2" && properties(back.first)["owner_id"]?.before == .null, "\(back)")
