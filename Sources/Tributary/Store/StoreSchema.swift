@@ -48,7 +48,7 @@ struct StoreSchema: Sendable {
         /// The row's version in a `SELECT` (`alias."_version"`, or 1 for a table without versions).
         func version(_ alias: String? = nil) -> String { isVersioned ? (alias.map { "\($0)." } ?? "") + "\"_version\"" : "1" }
         /// Refuses Tributary's own writes to a `WITHOUT ROWID` table (``KeyMap``: other programs
-        /// write it); its TEMP view refuses them too, for writes that reach it another way.
+        /// write it); a write that reaches its TEMP view another way is refused there.
         func checkWritable() throws {
             guard entity.isWithoutRowid else { return }
             throw TributaryError(.invalidInput, KeyMap.refusal(of: name), location: name, hint: KeyMap.refusalHint)
@@ -187,9 +187,4 @@ func quote(_ identifier: String) -> String {
     // was most of the time of a one-row batch request.
     guard identifier.utf8.contains(0x22) else { return "\"" + identifier + "\"" }
     return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}
-
-/// An SQL string literal in single quotes.
-func sqlString(_ text: String) -> String {
-    "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
 }

@@ -225,4 +225,29 @@ import TributaryTestSupport
         try ForeignWriter.shell(path, "UPDATE labels SET text = 'B'; UPDATE tags SET color = 'x' WHERE name = 'blue';")
         #expect(summary(try reopened.fetchHistoryChanges(.fetchHistory(after: before))) == ["update labels/p1 code=a", "update tags/p1 name=blue"])
     }
+
+    @Test func aCascadeOrALinkIntoItIsRefusedWithTheSameLineAndWritesNothing() throws {
+        try ForeignWriter.shell(path, """
+            CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE memos (code TEXT PRIMARY KEY, owner_id INTEGER REFERENCES users (id) ON DELETE CASCADE) WITHOUT ROWID;
+            INSERT INTO users VALUES (1, 'ann'), (2, 'bob');
+            INSERT INTO memos VALUES ('m1', 1);
+            """)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        #expect(try coordinator.fetch(FetchRequest(entityName: "memos", predicate: try StorePredicate(format: "owner_id.name == 'ann'"))).count == 1)
+        let memo = try #require(try coordinator.fetchObjectIDs(FetchRequest(entityName: "memos")).first)
+        var link = BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'bob'"), propertiesToUpdate: ["name": .string("Bob")])
+        link.addedLinks = ["memos": [memo]]
+        let writes: [() throws -> Void] = [
+            { _ = try coordinator.execute(BatchDeleteRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'ann'"))) },
+            { _ = try coordinator.execute(link) },
+        ]
+        for write in writes {
+            let error = try #require(throws: TributaryError.self) { try write() }
+            #expect(error.message == "'memos' is a WITHOUT ROWID table: Tributary records its changes but does not write it" && error.hint?.contains("another program") == true,
+                    "\(error.message)")
+        }
+        #expect(try ForeignWriter.shell(path, "SELECT group_concat(name) FROM users; SELECT group_concat(code || owner_id) FROM memos;") == "ann,bob\nm11\n", "nothing written")
+    }
 }

@@ -12,8 +12,10 @@
 /// - Tributary's connections see the table through a TEMP view of the same name that adds
 ///   the number under the rowid's name (``EntityDescription/tableKey``), so every read that
 ///   works on a rowid table works on it.
-/// - TEMP `INSTEAD OF` triggers on that view refuse Tributary's own writes with one line:
-///   its pre-update hook could not tell which object such a write changed.
+/// - Tributary does not write the table: its pre-update hook could not tell which object such
+///   a write changed. Its requests refuse it first (`StoreSchema.Table.checkWritable()`);
+///   a write that reaches the view another way (a cascade, a link) fails on it, as SQLite
+///   cannot write a view, and is refused with the same line (`StoreDatabase.translate`).
 package struct KeyMap: Sendable, Equatable {
     /// The user's table.
     let table: String
@@ -89,16 +91,12 @@ package struct KeyMap: Sendable, Equatable {
         return "DELETE FROM \(quote(name)) WHERE \(match("NEW")); UPDATE \(quote(name)) SET \(assignments) WHERE \(match("OLD"));"
     }
 
-    /// The TEMP view through which Tributary's connections read the table, and the TEMP
-    /// triggers that refuse writes through it.
+    /// The TEMP view through which Tributary's connections read the table. (No `INSTEAD OF`
+    /// trigger could refuse writes through it: with stored triggers off, as on a store's
+    /// writer, SQLite runs no trigger of the TEMP schema's own objects.)
     var temporaryStatements: [String] {
         let on = keyColumns.map { "m.\(quote($0)) = t.\(quote($0))" }.joined(separator: " AND ")
-        var sql = ["CREATE TEMP VIEW \(quote(table)) AS SELECT m.\(quote(Self.idColumn)) AS \(quote(idName)), t.* FROM main.\(quote(table)) AS t JOIN main.\(quote(name)) AS m ON \(on)"]
-        let refusal = "\(Self.refusal(of: table)); \(Self.refusalHint)"
-        for (operation, suffix) in [("INSERT", "i"), ("UPDATE", "u"), ("DELETE", "d")] {
-            sql.append("CREATE TEMP TRIGGER \(quote("_tributary_refuse_\(suffix)_\(table)")) INSTEAD OF \(operation) ON \(quote(table)) BEGIN SELECT RAISE(ABORT, \(sqlString(refusal))); END")
-        }
-        return sql
+        return ["CREATE TEMP VIEW \(quote(table)) AS SELECT m.\(quote(Self.idColumn)) AS \(quote(idName)), t.* FROM main.\(quote(table)) AS t JOIN main.\(quote(name)) AS m ON \(on)"]
     }
 
     /// Why Tributary does not write `table`, and what to do instead.
