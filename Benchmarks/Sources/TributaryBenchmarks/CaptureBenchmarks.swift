@@ -69,11 +69,12 @@ enum CaptureBenchmarks {
         let withoutRowid = try Harness.interleaved(rounds: 5, [side(withoutRowid: true, adopt: false), side(withoutRowid: true, adopt: true)])
         let textKey = try Harness.interleaved(rounds: 5, [side(withoutRowid: false, adopt: false), side(withoutRowid: false, adopt: true)])
         let common: [(String, Any)] = [("statistic", "best of 5, interleaved"), ("rows", rows), ("batch", Workload.batch),
-                                       ("writer", "SQLite C API, no Tributary in the writing connection")]
+                                       ("writer", "SQLite C API, no Tributary in the writing connection"),
+                                       ("note", "informational: no goal (>= 0, as for the diagnostics)")]
         return [
-            Measurement(name: "capture_without_rowid_insert_batch", value: withoutRowid[1] / withoutRowid[0], unit: "ratio", goal: "none (informational)",
+            Measurement(name: "capture_without_rowid_insert_batch", value: withoutRowid[1] / withoutRowid[0], unit: "ratio", goal: ">= 0",
                         details: [("off_s", withoutRowid[0]), ("on_s", withoutRowid[1]), ("table", "WITHOUT ROWID, TEXT PRIMARY KEY")] + common),
-            Measurement(name: "capture_text_key_insert_batch", value: textKey[1] / textKey[0], unit: "ratio", goal: "none (informational)",
+            Measurement(name: "capture_text_key_insert_batch", value: textKey[1] / textKey[0], unit: "ratio", goal: ">= 0",
                         details: [("off_s", textKey[0]), ("on_s", textKey[1]), ("table", "rowid, TEXT PRIMARY KEY")] + common),
         ]
     }

@@ -39,28 +39,24 @@ final class RawSQLite {
     static func insertPosts(at path: String, rows: Int = Workload.rows, batch: Int = Workload.batch, createSchema: Bool = true) -> Double {
         let raw = RawSQLite(path: path)
         if createSchema { raw.exec(Workload.schema) }
-        let insert = raw.prepare(#"INSERT INTO "Post" ("title", "content", "externalID", "createdAt") VALUES (?, ?, ?, ?)"#)
-        defer { sqlite3_finalize(insert) }
-        return raw.timedTransactions(rows: rows, batch: batch) { k in
-            bind(insert, 1, Workload.title(k))
-            bind(insert, 2, Workload.content(k))
-            bind(insert, 3, Workload.externalID(k))
-            sqlite3_bind_double(insert, 4, Workload.createdAt(k))
-            precondition(sqlite3_step(insert) == SQLITE_DONE)
-            sqlite3_reset(insert)
-        }
+        return raw.insertWorkload(#"INSERT INTO "Post" ("title", "content", "externalID", "createdAt") VALUES (?, ?, ?, ?)"#, rows: rows, batch: batch)
     }
 
-    /// Inserts `rows` items (`name`, `title`, `content`, `createdAt`) into an `Item` table,
+    /// Inserts `rows` items into an `Item` table (`name` holds a post's external ID),
     /// ``Workload/batch`` rows a transaction; returns the seconds.
     static func insertItems(at path: String, rows: Int) -> Double {
-        let raw = RawSQLite(path: path)
-        let insert = raw.prepare(#"INSERT INTO "Item" ("name", "title", "content", "createdAt") VALUES (?, ?, ?, ?)"#)
+        RawSQLite(path: path).insertWorkload(#"INSERT INTO "Item" ("title", "content", "name", "createdAt") VALUES (?, ?, ?, ?)"#, rows: rows, batch: Workload.batch)
+    }
+
+    /// Runs `sql`, whose four parameters take a post's title, content, external ID and
+    /// creation time, for posts 0 to `rows - 1`, `batch` a transaction; returns the seconds.
+    func insertWorkload(_ sql: String, rows: Int, batch: Int) -> Double {
+        let insert = prepare(sql)
         defer { sqlite3_finalize(insert) }
-        return raw.timedTransactions(rows: rows, batch: Workload.batch) { k in
-            bind(insert, 1, Workload.externalID(k))
-            bind(insert, 2, Workload.title(k))
-            bind(insert, 3, Workload.content(k))
+        return timedTransactions(rows: rows, batch: batch) { k in
+            Self.bind(insert, 1, Workload.title(k))
+            Self.bind(insert, 2, Workload.content(k))
+            Self.bind(insert, 3, Workload.externalID(k))
             sqlite3_bind_double(insert, 4, Workload.createdAt(k))
             precondition(sqlite3_step(insert) == SQLITE_DONE)
             sqlite3_reset(insert)
