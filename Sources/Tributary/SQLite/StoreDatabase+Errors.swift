@@ -29,23 +29,12 @@ extension StoreDatabase {
                 return TributaryError(.invalidPredicate, "the filter is too large for SQLite (\(error.message))", location: path,
                                       hint: "use fewer conditions or less nesting; a list of values reads best as IN {…}")
             }
-            if let table = Self.writtenView(error.message) {
-                // The only views a store writes to are those of WITHOUT ROWID tables (KeyMap).
-                return TributaryError(.invalidInput, KeyMap.refusal(of: table), location: path, hint: KeyMap.refusalHint)
-            }
             if error.message.hasPrefix("no such table") || error.message.hasPrefix("no such column") {
                 return TributaryError(.incompatibleModel, "the store's tables do not match its model (\(error.message)): another program dropped or renamed them", location: path,
                                       hint: "for a database made a store with tributary adopt, run tributary adopt again; for a store made by tributary init, restore it from a backup or replay a stream of it into a new store")
             }
             return error
         }
-    }
-
-    /// The view SQLite's "cannot modify V because it is a view" names, or nil for another message.
-    private static func writtenView(_ message: String) -> String? {
-        let (head, tail) = ("cannot modify ", " because it is a view")
-        guard message.hasPrefix(head), message.hasSuffix(tail), message.count > head.count + tail.count else { return nil }
-        return String(message.dropFirst(head.count).dropLast(tail.count))
     }
 
     /// A directory this user cannot write, where SQLite makes a new store and a store's

@@ -100,7 +100,8 @@ final class StoreDatabase: Sendable {
     }
 
     /// Makes every connection, open or opened later, run `statements` (TEMP views and triggers
-    /// only: ``KeyMap/temporaryStatements``). Readers opened before are closed.
+    /// only: the views through which a store reads its `WITHOUT ROWID` tables). Readers opened
+    /// before are closed.
     func useTemporarySchema(_ statements: [String]) throws {
         guard !statements.isEmpty else { return }
         temporarySchema.set(statements)

@@ -14,11 +14,15 @@ extension PersistentStore {
     /// reader sees the transaction unmarked) and unmarked if the commit fails.
     func writeReturningToken<T>(_ metadata: TransactionMetadata = TransactionMetadata(), marking: LocalCommits? = nil,
                                 _ body: (Connection) throws -> T) throws -> (T, Int64?) {
-        let done = try database.writeTransaction { db in
-            recorder.prepare(metadata, marking: marking)
-            return try body(db)
+        do {
+            let done = try database.writeTransaction { db in
+                recorder.prepare(metadata, marking: marking)
+                return try body(db)
+            }
+            return (done.result, done.written)
+        } catch let error as SQLiteError {
+            throw KeyMap.refusal(ofWriteFailing: error) ?? error
         }
-        return (done.result, done.written)
     }
 
     /// Runs `body` in one write transaction whose history is recorded in parts: each call

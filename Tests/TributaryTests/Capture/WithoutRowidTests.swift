@@ -250,4 +250,16 @@ import TributaryTestSupport
         }
         #expect(try ForeignWriter.shell(path, "SELECT group_concat(name) FROM users; SELECT group_concat(code || owner_id) FROM memos;") == "ann,bob\nm11\n", "nothing written")
     }
+
+    @Test func adoptingAgainWithoutATableDropsItsNumbers() throws {
+        try ForeignWriter.shell(path, Self.schema)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["tags"]))
+        let maps = "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE name LIKE '\\_tributary\\_keys\\_%' ESCAPE '\\' AND type = 'table' ORDER BY name);"
+        #expect(try ForeignWriter.shell(path, maps) == "_tributary_keys_events,_tributary_keys_scores\n")
+        try ForeignWriter.shell(path, "INSERT INTO tags VALUES ('free', NULL, NULL);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["nothing"]))
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        #expect(try numbers(coordinator, "tags", by: "name") == ["blue": 1, "free": 2, "red": 3], "numbered afresh, in key order")
+    }
 }

@@ -40,6 +40,7 @@ struct Adoption {
         let schema = StoreSchema(model: model)
         try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
         _ = try CaptureInstaller.install(on: db, schema: schema)
+        try KeyMap.dropUnused(keeping: KeyMap.all(in: model), on: db)
         let before = Set(existing?.model.entities.map(\.name) ?? [])
         return AdoptionReport(storeID: identifier.uuidString.lowercased(), wasAdopted: existing != nil, tables: inferred.tables,
                               newTables: inferred.tables.map(\.name).filter { !before.contains($0) }, skipped: inferred.skipped)

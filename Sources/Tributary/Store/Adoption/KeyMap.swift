@@ -15,7 +15,7 @@
 /// - Tributary does not write the table: its pre-update hook could not tell which object such
 ///   a write changed. Its requests refuse it first (`StoreSchema.Table.checkWritable()`);
 ///   a write that reaches the view another way (a cascade, a link) fails on it, as SQLite
-///   cannot write a view, and is refused with the same line (`StoreDatabase.translate`).
+///   cannot write a view, and is refused with the same line (``refusal(ofWriteFailing:)``).
 package struct KeyMap: Sendable, Equatable {
     /// The user's table.
     let table: String
@@ -102,6 +102,27 @@ package struct KeyMap: Sendable, Equatable {
     /// Why Tributary does not write `table`, and what to do instead.
     static func refusal(of table: String) -> String { "'\(table)' is a WITHOUT ROWID table: Tributary records its changes but does not write it" }
     static let refusalHint = "change it with another program (sqlite3, your application)"
+
+    /// Drops the maps of tables no longer adopted (gone, excluded): numbers they come back
+    /// with start afresh, as their capture does.
+    static func dropUnused(keeping maps: [KeyMap], on db: Connection) throws {
+        let statement = try db.makeStatement("SELECT name FROM main.sqlite_master WHERE type = 'table' AND substr(name, 1, \(prefix.count)) = ?")
+        try statement.bind([.string(prefix)])
+        var unused: [String] = []
+        while try statement.step() { unused.append(statement.string(at: 0)) }
+        for name in unused where !maps.contains(where: { $0.name == name }) { try db.execute("DROP TABLE main.\(quote(name))") }
+    }
+
+    /// The refusal of a write that reached a `WITHOUT ROWID` table's view another way than a
+    /// request (a cascade, a link), which SQLite fails with "cannot modify V because it is a
+    /// view" (the only views a store writes to are these); nil for another error.
+    static func refusal(ofWriteFailing error: SQLiteError) -> TributaryError? {
+        let (head, tail) = ("cannot modify ", " because it is a view")
+        let message = error.message
+        guard message.hasPrefix(head), message.hasSuffix(tail), message.count > head.count + tail.count else { return nil }
+        let table = String(message.dropFirst(head.count).dropLast(tail.count))
+        return TributaryError(.invalidInput, refusal(of: table), location: table, hint: refusalHint)
+    }
 
     /// The maps of `model`'s `WITHOUT ROWID` tables.
     static func all(in model: ManagedObjectModel) -> [KeyMap] {
