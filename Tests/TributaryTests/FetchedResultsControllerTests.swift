@@ -26,6 +26,34 @@ import Testing
         return (removed, inserted, moves)
     }
 
+    /// A `changes()` stream whose task is cancelled while a merge reports to the controller (both
+    /// under the context's lock): ending the stream took the context's lock inside the stream's,
+    /// and the report took them the other way round, so `tributary demo` hung under load.
+    @Test func aStreamEndedWhileAReportHoldsTheContextsLockDoesNotDeadlock() async throws {
+        let (coordinator, context, controller, _, posts) = try setUp()
+        let stream = controller.changes()
+        let consumer = Task.detached { for await _ in stream {} }
+        try await Task.sleep(for: .milliseconds(100))   // the consumer waits in the stream
+        var delete = BatchDeleteRequest(entityName: "Post")
+        delete.objectIDs = [posts[0]]
+        _ = try coordinator.execute(delete)
+        let finished = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            context.withLock {
+                // Another thread ends the stream (its termination handler runs in the stream's
+                // lock) while this one, in the context's lock, reports a change to the stream.
+                Thread { consumer.cancel() }.start()
+                Thread.sleep(forTimeInterval: 0.3)
+                controller.contextDidChange(ContextDidSave(deletedObjectIDs: [posts[0]]))
+            }
+            finished.signal()
+        }
+        thread.start()
+        let done = finished.wait(timeout: .now() + 10) == .success
+        #expect(done, "ending the stream and reporting a change deadlocked")
+        if done { #expect(controller.fetchedObjectIDs == Array(posts.dropFirst())) }
+    }
+
     @Test func aSaveReportsInsertionsDeletionsAndMoves() async throws {
         let (_, context, controller, _, posts) = try setUp()
         #expect(controller.fetchedObjectIDs == posts)

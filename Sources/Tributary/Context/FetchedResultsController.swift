@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A live fetch over a context (Core Data's `NSFetchedResultsController`): the
 /// objects matching a request, in its order, optionally in sections, and after
@@ -45,7 +46,10 @@ public final class FetchedResultsController: @unchecked Sendable {
     private var visible: [Row] { fetchRequest.fetchLimit > 0 ? Array(rows.prefix(fetchRequest.fetchLimit)) : rows }
     private var storeID = UUID()
     private var observer: UUID?
-    private var continuations: [UUID: AsyncStream<FetchedResultsChange>.Continuation] = [:]
+    /// The streams of ``changes()``, under a lock of their own, not the context's: a stream
+    /// ends (its task cancelled) holding the stream's lock, while a merge yields to it holding
+    /// the context's, so ending one under the context's lock deadlocked the two.
+    private let continuations = Mutex<[UUID: AsyncStream<FetchedResultsChange>.Continuation]>([:])
     private let query: SortKeyQuery
 
     /// A controller of `fetchRequest`'s results in `managedObjectContext`.
@@ -70,7 +74,7 @@ public final class FetchedResultsController: @unchecked Sendable {
             let context = managedObjectContext
             context.withLock { _ = context.changeObservers.removeValue(forKey: observer) }
         }
-        for continuation in continuations.values { continuation.finish() }
+        for continuation in continuations.withLock({ Array($0.values) }) { continuation.finish() }
     }
 
     /// Runs the request and starts following the context's saves and merges.
@@ -127,10 +131,10 @@ public final class FetchedResultsController: @unchecked Sendable {
     public func changes() -> AsyncStream<FetchedResultsChange> {
         let (stream, continuation) = AsyncStream<FetchedResultsChange>.makeStream()
         let key = UUID()
-        managedObjectContext.withLock { continuations[key] = continuation }
+        continuations.withLock { $0[key] = continuation }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            self.managedObjectContext.withLock { _ = self.continuations.removeValue(forKey: key) }
+            _ = self.continuations.withLock { $0.removeValue(forKey: key) }
         }
         return stream
     }
@@ -192,7 +196,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         let change = FetchedResultsChange(old: before, new: after, removed: removed, inserted: inserted, updated: updated, id: makeID, sectioned: sectionNameKeyPath != nil)
         guard !change.isEmpty else { return }
         if let delegate { tell(delegate, change, old: before, new: after) }
-        for continuation in continuations.values { continuation.yield(change) }
+        for continuation in continuations.withLock({ Array($0.values) }) { continuation.yield(change) }
     }
 
     /// For limited results: the rows that left or changed in `old` and the rows that entered
