@@ -27,5 +27,6 @@ import Tributary
         #expect(altered(["added entity Order Details", "removed entity Order"]) == ["CREATE Order Details", "DROP Order"])
         #expect(altered(["renamed entity Orders to Order Details"]) == ["ALTER Order Details"])
         #expect(SchemaChange.entity(of: "added Order Details.notes", among: ["Details", "Order Details"]) == "Order Details")
+        #expect(altered(["made Order Details a WITHOUT ROWID table"]) == ["ALTER Order Details"], "a table made again WITHOUT ROWID and adopted again")
     }
 }

@@ -46,6 +46,6 @@ extension SchemaChange {
     private static let verbs = [
         "changed the unique constraints of ", "changed the declared key of ", "removed the declared key of ", "changed the delete rule of ",
         "changed the default of ", "changed the key of ", "removed entity ", "removed unique ", "removed index ", "added entity ",
-        "added unique ", "added index ", "recomputed ", "removed ", "changed ", "added ",
+        "added unique ", "added index ", "recomputed ", "removed ", "changed ", "added ", "made ",
     ]
 }

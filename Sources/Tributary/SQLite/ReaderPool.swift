@@ -73,9 +73,7 @@ final class ReaderPool: @unchecked Sendable {
     func close() {
         condition.lock()
         closed = true
-        created -= idle.count
-        idle.removeAll()
-        condition.broadcast()
         condition.unlock()
+        discardIdle()
     }
 }

@@ -99,9 +99,8 @@ final class StoreDatabase: Sendable {
         }
     }
 
-    /// Makes every connection, open or opened later, run `statements` (TEMP views and triggers
-    /// only: the views through which a store reads its `WITHOUT ROWID` tables). Readers opened
-    /// before are closed.
+    /// Makes every connection, open or opened later, run `statements` (TEMP views only: those
+    /// through which a store reads its `WITHOUT ROWID` tables). Readers opened before are closed.
     func useTemporarySchema(_ statements: [String]) throws {
         guard !statements.isEmpty else { return }
         temporarySchema.set(statements)

@@ -262,4 +262,15 @@ import TributaryTestSupport
         let coordinator = try Fixtures.adoptedCoordinator(path)
         #expect(try numbers(coordinator, "tags", by: "name") == ["blue": 1, "free": 2, "red": 3], "numbered afresh, in key order")
     }
+
+    @Test func aMapAnotherProgramDroppedIsMadeAgainAtTheNextOpen() throws {
+        try ForeignWriter.shell(path, Self.schema)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "DROP TABLE _tributary_keys_tags;")
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        #expect(try numbers(coordinator, "tags", by: "name") == ["blue": 1, "red": 2], "numbered afresh")
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO tags VALUES ('gold', NULL, NULL);")
+        #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))) == ["insert tags/p3 name=gold"], "other programs' writes work and are captured")
+    }
 }

@@ -65,10 +65,10 @@ package struct KeyMap: Sendable, Equatable {
 
     private var keys: String { keyColumns.map(quote).joined(separator: ", ") }
 
-    /// The condition that the map's row (unqualified) or the table's row `row` has the key of
-    /// `other` (`NEW`, `OLD`).
-    func match(_ other: String, row: String? = nil) -> String {
-        keyColumns.map { "\(row.map { "\($0)." } ?? "")\(quote($0)) = \(other).\(quote($0))" }.joined(separator: " AND ")
+    /// The condition that the row at hand (the map's, or the table's in a query of it: the key's
+    /// columns unqualified) has the key of `other` (`NEW`, `OLD`, the table's name).
+    func match(_ other: String) -> String {
+        keyColumns.map { "\(quote($0)) = \(other).\(quote($0))" }.joined(separator: " AND ")
     }
 
     /// SQL giving the number of the key `row` has (`NEW`, `OLD`, or the table's name in a
