@@ -130,12 +130,15 @@ struct ForeignKeyInference {
     }
 
     /// The source table's name, or the table's and the column's when the table has several
-    /// keys to the destination or the name is taken there; numbered if that is taken too.
+    /// keys to the destination or the name is taken there; numbered if that is taken too. A
+    /// name the model would refuse (a table `_` makes `__a`, a prefix Tributary keeps for
+    /// itself) becomes `inverse_` and the column's name: the name is Tributary's to choose.
     private func inverseName(_ link: Link, sharing: Bool) -> String {
         let destination = entities[link.destination]
         let taken = Set((destination.propertyNames + [destination.tableKey ?? ""]).map { $0.lowercased() })
         let source = entities[link.source].name
         var name = sharing || taken.contains(source.lowercased()) ? "\(source)_\(link.key.columns[0])" : source
+        if !ManagedObjectModel.isAdoptableName(name) { name = "inverse_\(link.key.columns[0])" }
         let base = name
         var number = 2
         while taken.contains(name.lowercased()) {
