@@ -49,6 +49,32 @@ import Testing
         #expect(try CLI.sqlite3(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%tributary%';").stdout == "0\n")
     }
 
+    /// A table another program makes in the source reaches an adopted replica as a model
+    /// change that Tributary cannot make there (it never changes an adopted database's
+    /// tables): the replay stops at it with one line saying what to do, and once the table is
+    /// made and adopted in the replica, `--resume` brings the rest, the new table's rows too.
+    @Test func aTableAnotherProgramMakesStopsTheReplayIntoAnAdoptedReplicaUntilItIsMadeThere() throws {
+        let schema = "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);"
+        let source = scratch.path("source.db"), replica = scratch.path("replica.db"), stream = scratch.path("tables-stream")
+        for db in [source, replica] {
+            #expect(try CLI.sqlite3(db, schema).status == 0)
+            #expect(try CLI.run(["adopt", db]).status == 0)
+        }
+        #expect(try CLI.sqlite3(source, "INSERT INTO users (name) VALUES ('ann'); CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", source]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO tags (label) VALUES ('red');").status == 0)
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let stopped = try CLI.run(["replay", stream, "--into", replica])
+        let error = stopped.stderrLines.filter { !$0.hasPrefix("warning:") }
+        #expect(stopped.status != 0 && error.count == 1 && error[0].contains("added entity tags") && error[0].contains("needs the replica's tables changed")
+                && error[0].contains("run tributary adopt \(replica), then replay again with --resume"), "\(stopped.stderr)")
+        #expect(try CLI.sqlite3(replica, "CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", replica]).status == 0)
+        let resumed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try CLI.sqlite3(replica, "SELECT name FROM users; SELECT label FROM tags;").stdout == "ann\nred\n")
+    }
+
     /// A `WITHOUT ROWID` table through every command: numbered at adopt, the shell's writes in
     /// history by the declared key, `query` through its key's collation, a stream that verifies;
     /// Tributary's own writes and a replay get one line each, and `--undo` gives back the dump.

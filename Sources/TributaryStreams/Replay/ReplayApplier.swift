@@ -51,12 +51,23 @@ struct ReplayApplier {
             derivedAttributes = Self.derived(in: model)
         } catch let error as TributaryError where error.code == .incompatibleModel && model.covers(wanted) {
             // The target's model is newer and has all the record's model has: it stays.
+        } catch let error as TributaryError where error.code == .incompatibleModel && model.entities.contains(where: { $0.tableKey != nil }) {
+            throw Self.adoptedTargetRefusal(schema, at: position, target: coordinator.persistentStores.first?.url.path ?? "the replica")
         } catch let error as TributaryError {
             throw TributaryError(error.code, "the model change at \(position) (\(schema.change.summary)) cannot be applied to the target: \(error.message)",
                                  location: coordinator.persistentStores.first?.url.path, hint: error.hint)
         }
         pendingLast = position
         appliedThrough = position
+    }
+
+    /// The refusal of a model change for an adopted replica, whose tables Tributary never
+    /// changes: what to change there, and how to go on from this record.
+    private static func adoptedTargetRefusal(_ schema: SchemaRecord, at position: StreamPosition, target: String) -> TributaryError {
+        TributaryError(.incompatibleModel, "the model change at \(position) (\(schema.change.summary)) needs the replica's tables changed, "
+                       + "and Tributary never changes an adopted database's tables", location: target,
+                       hint: "make the same change to \(target)'s tables as the source had (sqlite3), run tributary adopt \(target), "
+                           + "then replay again with --resume")
     }
 
     /// A change's values without derived attributes.
