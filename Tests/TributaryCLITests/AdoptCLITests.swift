@@ -76,14 +76,14 @@ import Testing
     }
 
     /// A `WITHOUT ROWID` table through every command: numbered at adopt, the shell's writes in
-    /// history by the declared key, `query` through its key's collation, a stream that verifies;
-    /// Tributary's own writes and a replay get one line each, and `--undo` gives back the dump.
-    @Test func aWithoutRowidTableIsAdoptedFollowedAndNotWritten() throws {
+    /// history by the declared key, `query` through its key's collation, Tributary's own
+    /// `update`, `import` and `delete` recorded under their author, a stream that verifies and
+    /// replays into an adopted replica with the same numbers (a new file is refused with one
+    /// line), and `--undo` gives back the dump.
+    @Test func aWithoutRowidTableIsAdoptedFollowedWrittenAndReplayed() throws {
         let db = scratch.path("kv.db")
-        #expect(try CLI.sqlite3(db, """
-            CREATE TABLE tags (name TEXT COLLATE NOCASE PRIMARY KEY, color TEXT) WITHOUT ROWID;
-            INSERT INTO tags VALUES ('red', '#f00');
-            """).status == 0)
+        let schema = "CREATE TABLE tags (name TEXT COLLATE NOCASE PRIMARY KEY, color TEXT) WITHOUT ROWID;"
+        #expect(try CLI.sqlite3(db, schema + "INSERT INTO tags VALUES ('red', '#f00');").status == 0)
         let before = try CLI.sqlite3(db, ".dump").stdout
         let adopted = try CLI.run(["adopt", db])
         #expect(adopted.status == 0 && adopted.stdout.contains("a WITHOUT ROWID table: its rows are numbered in _tributary_keys_tags"), "\(adopted.stdout) \(adopted.stderr)")
@@ -93,18 +93,37 @@ import Testing
                 && history.stdout.contains(#"+ insert tags/p2  name="blue""#), "\(history.stdout) \(history.stderr)")
         let rows = try CLI.run(["query", db, "--entity", "tags", "--where", "name == 'CRIMSON'", "--json"])
         #expect(rows.status == 0 && rows.stdout.contains("#e00"), "\(rows.stdout) \(rows.stderr)")
-        let write = try CLI.run(["update", db, "--entity", "tags", "--where", "name == 'blue'", "--set", "color=x"])
-        #expect(write.status != 0 && write.stderrLines.count == 1 && write.stderr.contains("'tags' is a WITHOUT ROWID table"), "\(write.stderr)")
+
+        let update = try CLI.run(["update", db, "--entity", "tags", "--where", "name == 'BLUE'", "--set", "color=#00f", "--author", "ops"])
+        #expect(update.status == 0, "\(update.stderr)")
+        let lines = scratch.path("tags.ndjson")
+        try ##"{"name":"green","color":"#0f0"}"##.appending("\n").write(toFile: lines, atomically: true, encoding: .utf8)
+        let imported = try CLI.run(["import", db, "--entity", "tags", lines])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let own = try CLI.run(["history", db, "--author", "ops"])
+        #expect(own.stdout.contains(#"~ update tags/p2  [name "blue"]"#) && own.stdout.contains(##"color: nil  →  "#00f""##), "\(own.stdout) \(own.stderr)")
+        #expect(try CLI.sqlite3(db, "SELECT _tributary_id, name FROM _tributary_keys_tags ORDER BY 1;").stdout == "1|crimson\n2|blue\n3|green\n")
+
         let stream = scratch.path("kv-stream")
         #expect(try CLI.run(["export", db, "--to", stream, "--snapshot"]).status == 0)
         let verified = try CLI.run(["verify", stream])
         #expect(verified.status == 0 && verified.stdout.contains("snapshot"), "\(verified.stdout) \(verified.stderr)")
-        let replayed = try CLI.run(["replay", stream, "--into", scratch.path("kv-replica.db")])
-        #expect(replayed.status != 0 && replayed.stderrLines.count == 1 && replayed.stderr.contains("nor make a store with it"), "\(replayed.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: scratch.path("kv-replica.db")), "a refused replay leaves no file")
+        let refused = try CLI.run(["replay", stream, "--into", scratch.path("kv-new.db")])
+        #expect(refused.status != 0 && refused.stderrLines.count == 1 && refused.stderr.contains("nor make a store with it")
+                && refused.stderr.contains("tributary adopt"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("kv-new.db")), "a refused replay leaves no file")
+        let replica = scratch.path("kv-replica.db")
+        #expect(try CLI.sqlite3(replica, schema).status == 0)
+        #expect(try CLI.run(["adopt", replica]).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let numbered = "SELECT m._tributary_id, t.name, t.color FROM tags t JOIN _tributary_keys_tags m USING (name) ORDER BY 1;"
+        #expect(try CLI.sqlite3(replica, numbered).stdout == CLI.sqlite3(db, numbered).stdout, "the same rows under the same numbers")
+
+        #expect(try CLI.run(["delete", db, "--entity", "tags", "--where", "name == 'green'"]).status == 0)
         #expect(try CLI.run(["adopt", db, "--undo"]).status == 0)
         let after = try CLI.sqlite3(db, ".dump").stdout
-        #expect(after == before.replacingOccurrences(of: "'red','#f00'", with: "'blue',NULL);\nINSERT INTO tags VALUES('crimson','#e00'"), "\(after)")
+        #expect(after == before.replacingOccurrences(of: "'red','#f00'", with: "'blue','#00f');\nINSERT INTO tags VALUES('crimson','#e00'"), "\(after)")
     }
 
     @Test func badInputsGetOneLine() throws {

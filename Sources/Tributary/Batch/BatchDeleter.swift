@@ -27,7 +27,7 @@ struct BatchDeleter {
     }
 
     private mutating func deleteChunk(_ keys: [Int64], table: StoreSchema.Table, on db: Connection) throws {
-        let list = AttributeValue.string("[" + keys.map(String.init).joined(separator: ",") + "]")
+        let list = AttributeValue.keyList(keys)
         let inList = "IN (SELECT value FROM json_each(?))"
         for relationship in table.entity.relationships {
             let destination = quote(relationship.destinationEntity)
@@ -72,6 +72,10 @@ struct BatchDeleter {
                 try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)", [list])
             }
         }
-        try db.execute("DELETE FROM \(quote(table.name)) WHERE \(table.key) \(inList)", [list])
+        if table.keyMap != nil, !db.runsMainTriggers {
+            // Reached from another entity: its rows are deleted only by a request on it.
+            throw TributaryError(.invalidInput, KeyMap.refusal(of: table.name), location: table.name, hint: KeyMap.refusalHint(table.name))
+        }
+        try db.execute("DELETE FROM \(table.writtenTable) WHERE \(table.objectKey(inList))", [list])
     }
 }

@@ -34,17 +34,20 @@ struct BatchInserter {
     /// The history recorder's capture of this table when inserted rows are recorded from
     /// the values bound (``HistoryRecorder/recordingBoundInsert(capture:values:_:)``).
     private let boundInsertCapture: Int?
+    /// A `WITHOUT ROWID` table's declared key, as indexes of its data columns: its rows are
+    /// written with the capture triggers on and found by their key (``runNumbered(_:)``).
+    private let declaredKeyColumns: [Int]?
 
     init(store: PersistentStore, entityName: String) throws {
         self.store = store
         let table = try store.schema.table(entityName)
-        try table.checkWritable()
         self.table = table
         self.validator = ValueValidator(table: table)
         self.columnNames = table.dataColumns
         self.writtenColumns = table.dataColumns.indices.filter { $0 >= table.attributes.count || table.attributes[$0].isBoundByInserts }
         self.nowColumns = table.attributes.indices.filter { table.attributes[$0].derivation == .now }
         self.boundInsertCapture = store.recorder.boundInsertCapture(table: entityName)
+        self.declaredKeyColumns = table.keyMap.map { map in map.keyColumns.compactMap { table.columnIndex[$0] } }
         self.splitsUpsert = !table.entity.uniquenessConstraints.isEmpty && store.schema.tablesWithUpdateTriggers.contains(entityName)
         self.oneToOneColumns = table.foreignKeys.enumerated().compactMap { j, relationship in
             let inverse = try? store.schema.table(relationship.destinationEntity).entity.relationship(named: relationship.inverseName)
@@ -58,6 +61,9 @@ struct BatchInserter {
 
     /// Inserts or updates every object; throws (and the caller's transaction rolls back) on the first bad one.
     mutating func run(_ objects: [[String: AttributeValue]], primaryKeys: [Int64] = [], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+        if try runsNumbered(on: db) {
+            return try store.writingThroughCaptureTriggers(on: db) { try run(objects, primaryKeys: primaryKeys, resultType: resultType, on: db) }
+        }
         guard primaryKeys.isEmpty || primaryKeys.count == objects.count else {
             throw TributaryError(.invalidInput, "\(primaryKeys.count) primary keys for \(objects.count) objects", location: table.name, hint: "give one primary key per object, or none")
         }
@@ -118,6 +124,9 @@ struct BatchInserter {
             if primaryKeys.isEmpty {
                 let statement = try self.statement(mask: mask, on: db)
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db)
+            } else if declaredKeyColumns != nil {
+                try execute(try self.statement(mask: mask, on: db), mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db,
+                            key: primaryKeys[row])
             } else {
                 let statement = try keyedStatement(mask: mask, on: db)
                 try statement.bind(.integer(primaryKeys[row]), at: Int32(writtenColumns.count + 1))
@@ -130,6 +139,9 @@ struct BatchInserter {
     /// Inserts or updates rows given as arrays of values in `columns` order.
     /// With `primaryKeys` (one per row), each row gets its key, as in the dictionary form.
     mutating func run(columns: [String], rows: [[AttributeValue]], primaryKeys: [Int64] = [], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
+        if try runsNumbered(on: db) {
+            return try store.writingThroughCaptureTriggers(on: db) { try run(columns: columns, rows: rows, primaryKeys: primaryKeys, resultType: resultType, on: db) }
+        }
         guard primaryKeys.isEmpty || primaryKeys.count == rows.count else {
             throw TributaryError(.invalidInput, "\(primaryKeys.count) primary keys for \(rows.count) rows", location: table.name, hint: "give one primary key per row, or none")
         }
@@ -165,7 +177,7 @@ struct BatchInserter {
         }
         let attributeCount = table.attributes.count
         let types = table.attributes.map(\.type)
-        let statement = primaryKeys.isEmpty ? try self.statement(mask: mask, on: db) : try keyedStatement(mask: mask, on: db)
+        let statement = primaryKeys.isEmpty || declaredKeyColumns != nil ? try self.statement(mask: mask, on: db) : try keyedStatement(mask: mask, on: db)
         let keyIndex = Int32(writtenColumns.count + 1)
         for (row, given) in rows.enumerated() {
             guard given.count == targets.count else {
@@ -182,6 +194,8 @@ struct BatchInserter {
             stampNow(&values)
             if primaryKeys.isEmpty {
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db)
+            } else if declaredKeyColumns != nil {
+                try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db, key: primaryKeys[row])
             } else {
                 try statement.bind(.integer(primaryKeys[row]), at: keyIndex)
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db, key: primaryKeys[row])
@@ -193,6 +207,9 @@ struct BatchInserter {
     /// Runs the upsert for one row and accounts for it.
     @inline(__always)
     private mutating func execute(_ statement: Statement, mask: UInt64, values: [AttributeValue], row: Int, resultType: BatchResultType, links: [(RelationshipDescription, AttributeValue)], result: inout BatchResult, on db: Connection, key givenKey: Int64? = nil) throws {
+        if let declaredKeyColumns {
+            return try executeNumbered(statement, key: declaredKeyColumns.map { values[$0] }, values: values, row: row, resultType: resultType, result: &result, on: db, number: givenKey)
+        }
         for (k, i) in writtenColumns.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
         // An upsert that updates leaves last_insert_rowid alone: reset it to tell the cases apart.
         db.lastInsertRowID = 0
@@ -264,7 +281,7 @@ struct BatchInserter {
             statement = cached
         } else {
             let assignments = table.assignments(given.map { "\(quote(columnNames[$0])) = ?" })
-            statement = try db.cachedStatement("UPDATE \(quote(table.name)) SET \(assignments) WHERE \(table.key) = ?")
+            statement = try db.cachedStatement("UPDATE \(table.writtenTable) SET \(assignments) WHERE \(table.objectKey("= ?"))")
             updateStatements[mask] = statement
         }
         for (k, i) in given.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
@@ -295,7 +312,7 @@ struct BatchInserter {
         if let statement = statements[key] { return statement }
         let columns = writtenColumns.map { quote(columnNames[$0]) }.joined(separator: ", ")
         let marks = Array(repeating: "?", count: writtenColumns.count).joined(separator: ", ")
-        var sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks))"
+        var sql = "INSERT INTO \(table.writtenTable) (\(columns)) VALUES (\(marks))"
         let updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
         if splitsUpsert {
             sql += " ON CONFLICT DO NOTHING"
@@ -329,7 +346,7 @@ struct BatchInserter {
             let targets = try validator.targetKeys(value, relationship, row: row)
             if replacing {
                 try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) = ? AND \(quote(destinationColumn)) NOT IN (SELECT value FROM json_each(?))",
-                               [.integer(key), Self.keyList(targets)])
+                               [.integer(key), .keyList(targets)])
             }
             for target in targets {
                 try db.execute("INSERT OR IGNORE INTO \(quote(joinTable)) (\(quote(sourceColumn)), \(quote(destinationColumn))) VALUES (?, ?)", [.integer(key), .integer(target)])
@@ -342,7 +359,7 @@ struct BatchInserter {
             let (targetKey, bump) = (table.destinationKey(relationship.name), table.destinationVersionBump(relationship.name))
             if replacing {
                 try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ? AND \(targetKey) NOT IN (SELECT value FROM json_each(?))",
-                               [.integer(key), Self.keyList(targets)])
+                               [.integer(key), .keyList(targets)])
             } else if !relationship.isToMany {
                 try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ?", [.integer(key)])
             }
@@ -363,9 +380,54 @@ struct BatchInserter {
         }
     }
 
-    /// Primary keys as a JSON array, for `json_each`.
-    private static func keyList(_ keys: [Int64]) -> AttributeValue {
-        .string("[" + keys.map(String.init).joined(separator: ",") + "]")
+    /// Whether the table is a `WITHOUT ROWID` one and the stored triggers are not on yet: its
+    /// rows are then written through them (``executeNumbered``).
+    private func runsNumbered(on db: Connection) throws -> Bool {
+        declaredKeyColumns != nil && !db.runsMainTriggers
+    }
+
+    /// Runs the upsert of one row of a `WITHOUT ROWID` table, with its capture triggers on,
+    /// and accounts for it. The object is the row the upsert updated (found first by the
+    /// unique constraints, the declared key among them), else the row inserted, numbered by
+    /// the triggers in the ``KeyMap``. A replica's insert gives the source's `number`, which
+    /// the map takes first; a replica that numbered the key otherwise is refused rather than
+    /// renumbered.
+    private mutating func executeNumbered(_ statement: Statement, key: [AttributeValue], values: [AttributeValue], row: Int, resultType: BatchResultType,
+                                          result: inout BatchResult, on db: Connection, number: Int64?) throws {
+        guard let map = table.keyMap else { return }
+        if let number { try claim(number, for: key, in: map, row: row, on: db) }
+        // The row the upsert will update, if any: its number stays when the update moves its key.
+        let updated = try matchedKey(values, on: db)
+        for (k, i) in writtenColumns.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
+        do {
+            try statement.run()
+        } catch let error as SQLiteError {
+            throw UniqueViolation.translate(error, table: table, place: validator.place(row))
+        }
+        statement.rewind()
+        result.count += 1
+        if updated != 0 { result.updated += 1 } else { result.inserted += 1 }
+        let object = updated != 0 ? updated : try self.number(of: key, in: map, on: db) ?? 0
+        if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: object)) }
+    }
+
+    /// The number of the row with declared key `key`, through the table's view; nil when none.
+    private func number(of key: [AttributeValue], in map: KeyMap, on db: Connection) throws -> Int64? {
+        let condition = map.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
+        return try db.scalar("SELECT \(table.key) FROM \(quote(table.name)) WHERE \(condition)", key)?.integerValue
+    }
+
+    /// Gives `key` the number `number` in the map (a replica's insert), unless it has it.
+    private func claim(_ number: Int64, for key: [AttributeValue], in map: KeyMap, row: Int, on db: Connection) throws {
+        let columns = map.keyColumns.map(quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: key.count).joined(separator: ", ")
+        try db.execute("INSERT INTO main.\(quote(map.name)) (\(quote(KeyMap.idColumn)), \(columns)) VALUES (?, \(marks)) ON CONFLICT DO NOTHING", [.integer(number)] + key)
+        let condition = map.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
+        let held = try db.scalar("SELECT \(quote(KeyMap.idColumn)) FROM main.\(quote(map.name)) WHERE \(condition)", key)?.integerValue
+        guard held == number else {
+            throw TributaryError(.invalidInput, "\(table.name)/p\(number) cannot take its number here: this database numbers \(table.name)'s rows otherwise",
+                                 location: validator.place(row), hint: "replay into a database whose \(table.name) table was empty when it was adopted")
+        }
     }
 }
 

@@ -67,7 +67,6 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
-        try table.checkWritable()
         let validator = ValueValidator(table: table)
         var assignments: [String] = []
         var arguments: [AttributeValue] = []
@@ -87,25 +86,39 @@ extension PersistentStoreCoordinator {
             throw TributaryError(.invalidInput, "a batch update needs at least one value to set", location: table.name, hint: "give key=value pairs")
         }
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
-        let sql = "UPDATE \(quote(table.name)) AS t0 SET \(table.assignments(assignments))\(filter.sql) RETURNING \(table.key)"
         return try store.write(request.transaction) { db in
-            let statement = try db.makeStatement(sql)
-            try statement.bind(arguments + filter.arguments)
             var result = BatchResult()
             var keys: [Int64] = []
             do {
-                while try statement.step() {
-                    result.count += 1
-                    if !links.isEmpty { keys.append(statement.int64(at: 0)) }
-                    if request.resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: statement.int64(at: 0))) }
+                if table.keyMap != nil {
+                    keys = try Self.keys(of: table, filter, on: db)
+                    try store.writingThroughCaptureTriggers(on: db) {
+                        try db.execute("UPDATE \(table.writtenTable) SET \(table.assignments(assignments)) WHERE \(table.objectKey("IN (SELECT value FROM json_each(?))"))",
+                                       arguments + [.keyList(keys)])
+                    }
+                } else {
+                    let statement = try db.makeStatement("UPDATE \(quote(table.name)) AS t0 SET \(table.assignments(assignments))\(filter.sql) RETURNING \(table.key)")
+                    try statement.bind(arguments + filter.arguments)
+                    while try statement.step() { keys.append(statement.int64(at: 0)) }
                 }
             } catch let error as SQLiteError {
                 throw UniqueViolation.translate(error, table: table, place: table.name)
             }
+            result.count = keys.count
+            if request.resultType == .objectIDs { result.objectIDs = keys.map { store.objectID(entity: table.name, primaryKey: $0) } }
             try links.apply(to: keys, on: db)
             result.updated = result.count
             return result
         }
+    }
+
+    /// The keys of `table`'s rows that `filter` selects (``whereClause(_:objectIDs:table:schema:)``).
+    static func keys(of table: StoreSchema.Table, _ filter: SQLFragment, on db: Connection) throws -> [Int64] {
+        let statement = try db.makeStatement("SELECT t0.\(table.key) FROM \(quote(table.name)) t0\(filter.sql)")
+        try statement.bind(filter.arguments)
+        var keys: [Int64] = []
+        while try statement.step() { keys.append(statement.int64(at: 0)) }
+        return keys
     }
 
     /// The WHERE clause of a predicate, narrowed to `objectIDs` when some are given.
@@ -115,7 +128,7 @@ extension PersistentStoreCoordinator {
         for id in objectIDs where id.entityName != table.name {
             throw TributaryError(.invalidInput, "\(id) is not an object of \(table.name)", location: table.name, hint: "give object IDs of \(table.name) only")
         }
-        let list = AttributeValue.string("[" + objectIDs.map { String($0.primaryKey) }.joined(separator: ",") + "]")
+        let list = AttributeValue.keyList(objectIDs.map(\.primaryKey))
         let keys = "t0.\(table.key) IN (SELECT value FROM json_each(?))"
         if filter.sql.isEmpty { return SQLFragment(" WHERE " + keys, [list]) }
         return SQLFragment(filter.sql + " AND " + keys, filter.arguments + [list])
@@ -131,15 +144,15 @@ extension PersistentStoreCoordinator {
         if request.deletesOnlyObjectIDs && request.objectIDs.isEmpty { return BatchResult() }
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
-        try table.checkWritable()
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         return try store.write(request.transaction) { db in
-            var keys: [Int64] = []
-            let statement = try db.makeStatement("SELECT t0.\(table.key) FROM \(quote(table.name)) t0\(filter.sql)")
-            try statement.bind(filter.arguments)
-            while try statement.step() { keys.append(statement.int64(at: 0)) }
+            let keys = try Self.keys(of: table, filter, on: db)
             var deleter = BatchDeleter(schema: store.schema)
-            try deleter.delete(keys, of: table.name, on: db)
+            if table.keyMap != nil {
+                try store.writingThroughCaptureTriggers(on: db) { try deleter.delete(keys, of: table.name, on: db) }
+            } else {
+                try deleter.delete(keys, of: table.name, on: db)
+            }
             var result = BatchResult(count: keys.count, deleted: deleter.deletedCount)
             if request.resultType == .objectIDs { result.objectIDs = keys.map { store.objectID(entity: table.name, primaryKey: $0) } }
             return result

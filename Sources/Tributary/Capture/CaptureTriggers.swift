@@ -23,22 +23,28 @@ struct CaptureTriggers {
     let table: CapturedTable
 
     /// Every trigger, as `CREATE TRIGGER` statements.
-    var statements: [String] {
+    var statements: [String] { statements(asStored: true) }
+
+    private func statements(asStored: Bool) -> [String] {
         switch table.kind {
-        case .entity: entityTriggers(guardedProbe: true) + [keyReplaceTrigger] + (uniqueReplaceTrigger.map { [$0] } ?? [])
+        case .entity: entityTriggers(guardedProbe: true, asStored: asStored) + [keyReplaceTrigger] + (uniqueReplaceTrigger.map { [$0] } ?? [])
         case .join: joinTriggers
         }
     }
 
     /// The trigger sets earlier versions of Tributary installed: finding one is an upgrade,
-    /// not triggers another program altered. History format 5 had no key-replace trigger (one
-    /// that dropped only that trigger is taken for the same; it missed at most rows an
-    /// `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the insert's replace probe
-    /// unguarded and had no probe for an `UPDATE OR REPLACE` of a unique column.
+    /// not triggers another program altered. Until format 8 a column's trigger compared old
+    /// and new by the column's collation (a case-only change of a `NOCASE` column, a
+    /// trailing space of an `RTRIM` one, went unlogged). History format 5 had no key-replace
+    /// trigger (one that dropped only that trigger is taken for the same; it missed at most
+    /// rows an `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the insert's replace
+    /// probe unguarded and had no probe for an `UPDATE OR REPLACE` of a unique column.
     var previousVersions: [Set<String>] {
-        guard table.kind == .entity, table.keyMap == nil else { return [] }
-        let unguarded = entityTriggers(guardedProbe: false)
-        return [Set(unguarded + [keyReplaceTrigger]), Set(unguarded)]
+        guard table.kind == .entity else { return [] }
+        let byCollation = Set(statements(asStored: false))
+        guard table.keyMap == nil else { return [byCollation] }
+        let unguarded = entityTriggers(guardedProbe: false, asStored: false)
+        return [byCollation, Set(unguarded + [keyReplaceTrigger]), Set(unguarded)]
     }
 
     /// The row a key change would replace (`UPDATE OR REPLACE … SET key = …` onto a key in
@@ -69,7 +75,9 @@ struct CaptureTriggers {
     private func code(_ op: CaptureLog.Op, column: Int = 0) -> Int64 { CaptureLog.code(table: table.id, column: column, op: op) }
     private var log: String { CaptureLog.table }
 
-    private func entityTriggers(guardedProbe: Bool) -> [String] {
+    /// `asStored`: a column's trigger compares old and new values as stored (`COLLATE BINARY`),
+    /// not by the column's collation, so every change of the stored value is logged.
+    private func entityTriggers(guardedProbe: Bool, asStored: Bool) -> [String] {
         let key = quote(table.keyColumns[0])
         let values = table.columns.indices.map { "c\($0)" }
         let columns = table.columns.map(quote)
@@ -83,8 +91,9 @@ struct CaptureTriggers {
             "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN INSERT INTO \(log) (t, k0\(list(values))) "
                 + "VALUES (\(code(.delete)), \(loggedKey("OLD"))\(list(columns.map { "OLD.\($0)" }))); END",
         ]
+        let binary = asStored ? " COLLATE BINARY" : ""
         for (j, column) in columns.enumerated() {
-            sql.append("CREATE TRIGGER \(trigger("u\(j)")) AFTER UPDATE OF \(column) ON \(name) WHEN OLD.\(column) IS NOT NEW.\(column) BEGIN "
+            sql.append("CREATE TRIGGER \(trigger("u\(j)")) AFTER UPDATE OF \(column) ON \(name) WHEN OLD.\(column) IS NOT NEW.\(column)\(binary) BEGIN "
                        + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.update, column: j)), \(updatedKey), OLD.\(column)); END")
         }
         // The rows an INSERT OR REPLACE would delete: the one with the new key, and those

@@ -220,6 +220,28 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             try Self.record(result.changes, source: source, sourceID: id, on: db)
             if !result.nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(result.nonKeys, on: db) }
         }
+        try markFolded(through: newest, on: db)
+    }
+
+    /// Folds the log rows this transaction's own statements wrote with the stored triggers on
+    /// (``Connection/withMainTriggers(_:)``: a `WITHOUT ROWID` table's writes): every row past
+    /// the folded position, since what other programs committed before was folded when the
+    /// transaction began. Returns their changes, for the transaction's own history.
+    func foldOwnWrites(on db: Connection) throws -> [RecordedChange] {
+        let state = try CaptureState.read(on: db)
+        let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
+        guard newest > state.foldedSeq else { return [] }
+        let group = ForeignFold.Group(after: state.foldedSeq, through: newest, exact: true)
+        let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
+        let result = try fold.changes(of: rows, in: [group], on: db).first
+        if let nonKeys = result?.nonKeys, !nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(nonKeys, on: db) }
+        try markFolded(through: newest, on: db)
+        return result?.changes ?? []
+    }
+
+    /// Drops the log rows through `newest`, keeping its number (a watermark row, so the log's
+    /// rowids go on from it), and records the position.
+    private func markFolded(through newest: Int64, on db: Connection) throws {
         try db.execute("DELETE FROM \(CaptureLog.table) WHERE seq <= ?", [.integer(newest)])
         try db.execute("INSERT INTO \(CaptureLog.table) (seq, t) VALUES (?, 0)", [.integer(newest)])
         let salts = WALScanner.salts(walReader(db))

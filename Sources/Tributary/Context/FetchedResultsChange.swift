@@ -157,7 +157,7 @@ struct SortKeyQuery: Sendable {
     /// The SQL and its arguments, for every matching row or only those with `keys`.
     func sql(restrictedTo keys: [Int64]?) -> (String, [AttributeValue]) {
         guard let keys else { return (head + " WHERE " + filter.sql + order, filter.arguments) }
-        let list = AttributeValue.string("[" + keys.map(String.init).joined(separator: ",") + "]")
+        let list = AttributeValue.keyList(keys)
         return (head + " WHERE (" + filter.sql + ") AND t0.\(key) IN (SELECT value FROM json_each(?))" + order, filter.arguments + [list])
     }
 }

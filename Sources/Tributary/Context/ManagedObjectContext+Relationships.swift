@@ -244,7 +244,7 @@ extension ManagedObjectContext {
             if object.isFaultState { missing.append(key) }
         }
         guard !missing.isEmpty, parent == nil else { return objects }
-        let list = AttributeValue.string("[" + missing.map(String.init).joined(separator: ",") + "]")
+        let list = AttributeValue.keyList(missing)
         try withReader { db in
             let statement = try db.makeStatement(layout.selectAllSQL + " WHERE \(layout.table.key) IN (SELECT value FROM json_each(?))")
             try statement.bind([list])

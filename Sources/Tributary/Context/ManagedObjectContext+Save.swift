@@ -72,7 +72,7 @@ extension ManagedObjectContext {
         let updated = objects.filter { !$0.isInsertedState && !$0.isDeletedState && $0.hasLocalChanges }
         let policy = mergePolicyValue
         let metadata = TransactionMetadata(author: authorValue, contextName: nameValue, reason: reasonValue)
-        for object in inserted + deleted + updated { try object.layout.table.checkWritable() }
+        for object in inserted + deleted + updated { try object.layout.table.checkSavable() }
 
         // Each object's outcome lives on the object until the save is applied (or fails).
         defer { for object in objects { object.saveOutcome = nil } }

@@ -96,6 +96,12 @@ final class HistoryRecorder: @unchecked Sendable {
     /// A copy of the last table's name (owned, freed on replacement).
     private var lastName: UnsafeMutablePointer<CChar>?
     private(set) var isEnabled = false
+    /// Whether the hook records nothing: while statements run with the stored triggers on,
+    /// whose capture log the transaction folds into its history instead (``append(_:)``).
+    @exclusivity(unchecked) var isPaused = false
+    /// Whether the transaction ran statements with the stored triggers on, whose log it has
+    /// not folded yet.
+    @exclusivity(unchecked) var hasTriggeredWrites = false
     /// Whether the store keeps the object timeline index (``ObjectTimelineIndex``), read at install.
     private(set) var writesObjectIndex = false
     /// The metadata of the write transaction in hand, and where its token is marked
@@ -209,6 +215,7 @@ final class HistoryRecorder: @unchecked Sendable {
     }
 
     private func resetTransaction() {
+        hasTriggeredWrites = false
         chunks.discard()
         submittedBytes = 0
         names = NameTable()
@@ -277,6 +284,7 @@ final class HistoryRecorder: @unchecked Sendable {
     }
 
     fileprivate func capture(db: OpaquePointer, op: Int32, table: UnsafePointer<CChar>, oldKey: Int64, newKey: Int64) {
+        if isPaused { return }
         switch target(for: table) {
         case .table(let i):
             let key = op == SQLITE_INSERT ? newKey : oldKey

@@ -27,8 +27,11 @@ enum HistorySchema {
     /// Tributary would read such a change as damaged. It adds no table: an older store is
     /// upgraded by its number alone. Format 7 stores the declared key of an adopted table's
     /// changes (``HistoryPayload/keyFlag``), which an older Tributary would read as damaged;
-    /// upgraded by its number alone too.
-    static let formatVersion = 7
+    /// upgraded by its number alone too. Format 8's capture triggers compare a column's old
+    /// and new values as stored, not by its collation (``CaptureTriggers``), and Tributary
+    /// writes `WITHOUT ROWID` tables through them: an older Tributary would take the triggers
+    /// for ones another program altered; upgraded by its number (and the triggers) alone.
+    static let formatVersion = 8
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"
@@ -120,7 +123,8 @@ enum HistorySchema {
     /// is false, every kept transaction hashed into the chain; from before 4, unless
     /// `objectIndex` is false, the object timeline index built from the kept history; from
     /// before 5, the schema history table (its baseline is written by the caller, which knows the model);
-    /// to 6 and 7, nothing but the number (older payloads decode as they did).
+    /// to 6, 7 and 8, nothing but the number (older payloads decode as they did; the capture
+    /// installs its triggers again).
     private static func upgrade(from stored: Int, on db: Connection, chain: Bool, objectIndex: Bool) throws {
         if stored < 3 { try addChain(on: db, chain: chain) }
         if stored < 4 && objectIndex { try ObjectTimelineIndex.build(on: db) }

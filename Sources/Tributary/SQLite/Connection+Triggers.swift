@@ -17,4 +17,18 @@ extension Connection {
             throw SQLiteError(code: SQLITE_MISUSE, message: "this SQLite (\(String(cString: sqlite3_libversion()))) cannot turn off stored triggers alone; 3.35 or newer is needed")
         }
     }
+
+    /// Whether the triggers stored in the database run on this connection (a store's writer
+    /// turns them off: ``disableMainTriggers()``).
+    var runsMainTriggers: Bool { tributary_set_triggers_enabled(handle, -1) == 1 }
+
+    /// Runs `body` with the stored triggers on, as they run for any other program, and turns
+    /// them off again after. SQLite re-prepares the connection's statements at each switch.
+    func withMainTriggers<T>(_ body: () throws -> T) throws -> T {
+        guard tributary_set_triggers_enabled(handle, 1) == 1 else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "could not turn on the stored triggers of \(path)")
+        }
+        defer { _ = tributary_set_triggers_enabled(handle, 0) }
+        return try body()
+    }
 }

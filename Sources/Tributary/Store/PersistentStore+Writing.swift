@@ -17,7 +17,9 @@ extension PersistentStore {
         do {
             let done = try database.writeTransaction { db in
                 recorder.prepare(metadata, marking: marking)
-                return try body(db)
+                let result = try body(db)
+                try appendTriggeredWrites(on: db)
+                return result
             }
             return (done.result, done.written)
         } catch let error as SQLiteError {
@@ -39,8 +41,29 @@ extension PersistentStore {
     func writeInParts<T>(_ metadata: TransactionMetadata, _ body: (Connection, _ endHistoryPart: () throws -> Void) throws -> T) throws -> T {
         try write(metadata) { db in
             try body(db) {
+                try appendTriggeredWrites(on: db)
                 if recorder.isEnabled { _ = try recorder.commit(on: db, metadata: metadata) }
             }
         }
+    }
+
+    /// Runs `body`, inside a write transaction, as another program's statements run: with the
+    /// stored triggers on and the pre-update hook paused. A `WITHOUT ROWID` table is written
+    /// this way (its hook events carry no rowid to tell its rows apart): its capture triggers
+    /// number new keys in its ``KeyMap``, move a number with its key, and log the changes,
+    /// which the transaction folds into its own history before it commits.
+    func writingThroughCaptureTriggers<T>(on db: Connection, _ body: () throws -> T) throws -> T {
+        recorder.isPaused = true
+        recorder.hasTriggeredWrites = true
+        defer { recorder.isPaused = false }
+        return try db.withMainTriggers(body)
+    }
+
+    /// Folds what the transaction's statements logged with the stored triggers on
+    /// (``writingThroughCaptureTriggers(on:_:)``) into its history, as its own changes.
+    private func appendTriggeredWrites(on db: Connection) throws {
+        guard recorder.hasTriggeredWrites, let capture, recorder.isEnabled else { return }
+        recorder.hasTriggeredWrites = false
+        recorder.append(try capture.foldOwnWrites(on: db))
     }
 }

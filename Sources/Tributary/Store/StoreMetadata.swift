@@ -94,8 +94,8 @@ enum StoreMetadata {
 
     private static func create(on db: Connection, model: ManagedObjectModel, identifier: UUID) throws {
         if let entity = model.entities.first(where: \.isWithoutRowid) {
-            throw TributaryError(.invalidModel, "\(KeyMap.refusal(of: entity.name)), nor make a store with it", location: "entity \(entity.name)",
-                                 hint: "Tributary cannot replay it: copy the database it came from (sqlite3 DB '.backup COPY') and adopt the copy, or leave the entity out of the model")
+            throw TributaryError(.invalidModel, "'\(entity.name)' is a WITHOUT ROWID table: Tributary does not make one, nor make a store with it", location: "entity \(entity.name)",
+                                 hint: "make the table in a database of your own (the source's CREATE TABLE), run tributary adopt on it, and replay into that")
         }
         try db.execute("CREATE TABLE \(table) (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
         let schema = StoreSchema(model: model)

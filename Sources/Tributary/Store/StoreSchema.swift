@@ -40,19 +40,29 @@ struct StoreSchema: Sendable {
         /// `, "_version" = "_version" + 1` for an `UPDATE`'s assignments of a versioned table, else nothing.
         var versionBump: String { isVersioned ? ", \"_version\" = \"_version\" + 1" : "" }
         /// An `UPDATE`'s or upsert's assignments, joined, with the version bump of a versioned
-        /// table; an unversioned table with nothing to set sets its key to itself.
+        /// table; an unversioned table with nothing to set sets its key (a `WITHOUT ROWID`
+        /// table's first key column) to itself.
         func assignments(_ list: [String]) -> String {
-            let all = list + (isVersioned ? ["\"_version\" = \"_version\" + 1"] : list.isEmpty ? ["\(key) = \(key)"] : [])
+            let itself = entity.isWithoutRowid ? quote(entity.declaredKey[0]) : key
+            let all = list + (isVersioned ? ["\"_version\" = \"_version\" + 1"] : list.isEmpty ? ["\(itself) = \(itself)"] : [])
             return all.joined(separator: ", ")
         }
         /// The row's version in a `SELECT` (`alias."_version"`, or 1 for a table without versions).
         func version(_ alias: String? = nil) -> String { isVersioned ? (alias.map { "\($0)." } ?? "") + "\"_version\"" : "1" }
-        /// Refuses Tributary's own writes to a `WITHOUT ROWID` table (``KeyMap``: other programs
-        /// write it); a write that reaches its TEMP view another way is refused there.
-        func checkWritable() throws {
+        /// Refuses a context's save of a `WITHOUT ROWID` table (``KeyMap``: batch requests write
+        /// it); a write that reaches its TEMP view another way is refused there.
+        func checkSavable() throws {
             guard entity.isWithoutRowid else { return }
-            throw TributaryError(.invalidInput, KeyMap.refusal(of: name), location: name, hint: KeyMap.refusalHint)
+            throw TributaryError(.invalidInput, KeyMap.refusal(of: name), location: name, hint: KeyMap.refusalHint(name))
         }
+        /// A `WITHOUT ROWID` table's numbering (``KeyMap``); nil for a table with rowids.
+        var keyMap: KeyMap? { KeyMap(entity) }
+        /// Where Tributary's own statements write the table: its name, or a `WITHOUT ROWID`
+        /// table's own in `main`, past the TEMP view of that name that reads go through.
+        var writtenTable: String { entity.isWithoutRowid ? "main.\(quote(name))" : quote(name) }
+        /// The condition, on a row of ``writtenTable`` (columns unqualified), that its object's
+        /// key meets `condition` (SQL following the key, as `IN (…)` or `= ?`).
+        func objectKey(_ condition: String) -> String { keyMap?.numbered(condition) ?? "\(key) \(condition)" }
         /// Attribute and foreign-key column names, in order.
         var dataColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.name) }
         /// The destination's key column of relationship `name`, quoted for SQL.

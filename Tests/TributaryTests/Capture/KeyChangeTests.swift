@@ -104,7 +104,7 @@ import TributaryTestSupport
         #expect(try summary(coordinator, after: start) == ["delete 1 →2 hits=10", "delete 2 →1 hits=20", "insert 1 ←2 hits=20", "insert 2 ←1 hits=10"])
     }
 
-    @Test(arguments: [5, 6]) func aStoreWithTheOlderTriggersIsUpgradedWithoutACaptureGap(format: Int) throws {
+    @Test(arguments: [5, 6, 7]) func aStoreWithTheOlderTriggersIsUpgradedWithoutACaptureGap(format: Int) throws {
         do { _ = try adopted() }
         let trigger = { (suffix: String) in
             try ForeignWriter.shell(self.path, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_\(suffix)';")
@@ -112,17 +112,23 @@ import TributaryTestSupport
         }
         let (keyReplace, probe) = (try trigger("kr"), try trigger("r"))
         #expect(!keyReplace.isEmpty && !probe.isEmpty)
-        // The store as history format 5 or 6 left it: the replace probe without its WHEN
-        // guard, and in format 5 no key-replace trigger.
+        // The store as history format 5, 6 or 7 left it: column triggers comparing by the
+        // column's collation; before 7 the replace probe without its WHEN guard, and in
+        // format 5 no key-replace trigger.
         let guarded = try ForeignWriter.shell(path, "SELECT sql FROM sqlite_master WHERE name = '\(probe)';").trimmingCharacters(in: .whitespacesAndNewlines)
         let unguarded = guarded.replacingOccurrences(of: #" WHEN .* BEGIN "#, with: " BEGIN ", options: .regularExpression)
         #expect(guarded.contains(" WHEN EXISTS ") && !unguarded.contains(" WHEN "))
-        try ForeignWriter.shell(path, "DROP TRIGGER \(probe); \(unguarded); "
+        let columns = try ForeignWriter.shell(path, "SELECT sql || ';' FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_u*' ORDER BY name;")
+        let dropColumns = try ForeignWriter.shell(path, "SELECT 'DROP TRIGGER ' || name || ';' FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_u*' ORDER BY name;")
+        #expect(columns.contains(" COLLATE BINARY BEGIN "))
+        try ForeignWriter.shell(path, dropColumns + columns.replacingOccurrences(of: " COLLATE BINARY BEGIN ", with: " BEGIN ")
+            + (format < 7 ? "DROP TRIGGER \(probe); \(unguarded); " : "")
             + (format == 5 ? "DROP TRIGGER \(keyReplace); " : "") + "UPDATE _tributary_metadata SET value = '\(format)' WHERE key = 'historyFormat';")
         let coordinator = try open()
         #expect(try ForeignWriter.shell(path, "SELECT value FROM _tributary_metadata WHERE key = 'historyFormat';") == "\(HistorySchema.formatVersion)\n")
         #expect(try trigger("kr") == keyReplace)
         #expect(try ForeignWriter.shell(path, "SELECT sql FROM sqlite_master WHERE name = '\(probe)';").trimmingCharacters(in: .whitespacesAndNewlines) == guarded)
+        #expect(try ForeignWriter.shell(path, "SELECT sql || ';' FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_u*' ORDER BY name;") == columns)
         #expect(try !coordinator.fetchHistory(.fetchHistory(after: nil)).contains { $0.processName == "capture gap" })
     }
 

@@ -12,10 +12,13 @@
 /// - Tributary's connections see the table through a TEMP view of the same name that adds
 ///   the number under the rowid's name (``EntityDescription/tableKey``), so every read that
 ///   works on a rowid table works on it.
-/// - Tributary does not write the table: its pre-update hook could not tell which object such
-///   a write changed. Its requests refuse it first (`StoreSchema.Table.checkWritable()`);
-///   a write that reaches the view another way (a cascade, a link) fails on it, as SQLite
-///   cannot write a view, and is refused with the same line (``refusal(ofWriteFailing:)``).
+/// - Tributary writes the table through batch requests on it (insert, update, delete, and so
+///   `import` and `replay`), with the stored triggers on, as another program does
+///   (`PersistentStore.writingThroughCaptureTriggers(on:_:)`): its pre-update hook could not
+///   tell which object such a write changed. A context's save refuses it first
+///   (`StoreSchema.Table.checkSavable()`); a write that reaches the view another way (a
+///   cascade, a link from another entity) fails on it, as SQLite cannot write a view, and is
+///   refused with the same line (``refusal(ofWriteFailing:)``).
 package struct KeyMap: Sendable, Equatable {
     /// The user's table.
     let table: String
@@ -71,6 +74,12 @@ package struct KeyMap: Sendable, Equatable {
         keyColumns.map { "\(quote($0)) = \(other).\(quote($0))" }.joined(separator: " AND ")
     }
 
+    /// The condition that a row of the table (its columns unqualified) has a key whose number
+    /// meets `condition` (SQL following the number, as `IN (…)` or `= ?`).
+    func numbered(_ condition: String) -> String {
+        "(\(keys)) IN (SELECT \(keys) FROM main.\(quote(name)) WHERE \(quote(Self.idColumn)) \(condition))"
+    }
+
     /// SQL giving the number of the key `row` has (`NEW`, `OLD`, or the table's name in a
     /// query of it); NULL when it has none. Unqualified, for use in the table's triggers.
     func id(of row: String) -> String {
@@ -100,8 +109,12 @@ package struct KeyMap: Sendable, Equatable {
     }
 
     /// Why Tributary does not write `table`, and what to do instead.
-    static func refusal(of table: String) -> String { "'\(table)' is a WITHOUT ROWID table: Tributary records its changes but does not write it" }
-    static let refusalHint = "change it with another program (sqlite3, your application)"
+    static func refusal(of table: String) -> String {
+        "'\(table)' is a WITHOUT ROWID table: Tributary writes it only through batch requests on it, not through a context's save, a cascade or a link"
+    }
+    static func refusalHint(_ table: String) -> String {
+        "write it with a batch insert, update or delete of \(table) (tributary import, update, delete), or with another program"
+    }
 
     /// Drops the maps of tables no longer adopted (gone, excluded): numbers they come back
     /// with start afresh, as their capture does.
@@ -121,7 +134,7 @@ package struct KeyMap: Sendable, Equatable {
         let message = error.message
         guard message.hasPrefix(head), message.hasSuffix(tail), message.count > head.count + tail.count else { return nil }
         let table = String(message.dropFirst(head.count).dropLast(tail.count))
-        return TributaryError(.invalidInput, refusal(of: table), location: table, hint: refusalHint)
+        return TributaryError(.invalidInput, refusal(of: table), location: table, hint: refusalHint(table))
     }
 
     /// The maps of `model`'s `WITHOUT ROWID` tables.

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// Tributary's own batch requests write `WITHOUT ROWID` tables the way another program's
+/// statements do, with the stored triggers on (its pre-update hook cannot tell their rows
+/// apart): the capture triggers number new keys and log the changes, and the transaction
+/// folds them into its own history, under its own author, once, with the rowid tables'
+/// changes beside them.
+extension WithoutRowidTests {
+    func insert(_ coordinator: PersistentStoreCoordinator, _ entity: String, _ objects: [[String: AttributeValue]],
+                primaryKeys: [Int64] = [], author: String = "importer") throws -> BatchResult {
+        var request = BatchInsertRequest(entityName: entity, objects: objects)
+        request.primaryKeys = primaryKeys
+        request.resultType = .objectIDs
+        request.transaction = TransactionMetadata(author: author, contextName: "test")
+        return try coordinator.execute(request)
+    }
+
+    @Test func aBatchInsertIsNumberedAndRecordedOnceUnderItsAuthor() throws {
+        let (coordinator, start) = try adopted()
+        let result = try insert(coordinator, "tags", [["name": .string("green"), "color": .string("#0f0")], ["name": .string("RED"), "color": .string("#e00")]])
+        #expect(result.inserted == 1 && result.updated == 1, "RED meets red through the key's NOCASE: \(result)")
+        let numbers = try numbers(coordinator, "tags", by: "name")
+        let (green, red) = (try #require(numbers["green"]), try #require(numbers["RED"], "the upsert sets the key as given: \(numbers)"))
+        #expect(result.objectIDs.map(\.primaryKey) == [green, red], "\(result.objectIDs) \(numbers)")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.count == 1 && transactions.first?.author == "importer" && transactions.first?.contextName == "test",
+                "one transaction, Tributary's own: \(transactions.map { "\($0.processName) \($0.author ?? "-")" })")
+        let changes = transactions.first?.changes ?? []
+        #expect(summary(changes) == ["insert tags/p\(green) name=green", "update tags/p\(red) name=red"], "\(summary(changes))")
+        #expect(property(changes.last, "color")?.before == .string("#f00") && property(changes.last, "color")?.after == .string("#e00"))
+        #expect(property(changes.last, "name")?.before == .string("red") && property(changes.last, "name")?.after == .string("RED"))
+        #expect(try ForeignWriter.shell(path, "SELECT name, color FROM tags ORDER BY name;") == "blue|#00f\ngreen|#0f0\nRED|#e00\n")
+        // Another program's write to the row Tributary made goes on under the same number.
+        try ForeignWriter.shell(path, "UPDATE tags SET color = 'lime' WHERE name = 'green';")
+        #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))).last == "update tags/p\(green) name=green")
+    }
+
+    /// A column's trigger compares as stored: before, `'red' IS NOT 'RED'` under the key's
+    /// NOCASE was false, and another program's case-only change was not recorded.
+    @Test func aCaseOnlyChangeOfANocaseColumnIsRecorded() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.shell(path, "UPDATE tags SET name = 'BLUE' WHERE name = 'blue';")
+        let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start))
+        #expect(changes.count == 1 && property(changes.first, "name")?.before == .string("blue") && property(changes.first, "name")?.after == .string("BLUE"),
+                "\(summary(changes))")
+    }
+
+    @Test func aBatchUpdateOfTheKeyFollowsTheObjectAndADeleteLeavesATombstone() throws {
+        let (coordinator, start) = try adopted()
+        let before = try numbers(coordinator, "scores", by: "code")
+        let (ann, bob) = (try #require(before["a1"]), try #require(before["b1"]))
+        let updated = try coordinator.execute(BatchUpdateRequest(entityName: "scores", predicate: try StorePredicate(format: "player == 'ann'"),
+                                                                 propertiesToUpdate: ["game": .integer(2), "points": .double(11)]))
+        #expect(updated.updated == 1)
+        #expect(try numbers(coordinator, "scores", by: "code") == before, "the key changed, the number stayed")
+        let deleted = try coordinator.execute(BatchDeleteRequest(entityName: "scores", predicate: try StorePredicate(format: "code == 'b1'")))
+        #expect(deleted.count == 1)
+        let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start))
+        #expect(summary(changes) == ["update scores/p\(ann) game=1 player=ann", "delete scores/p\(bob) game=1 player=bob"], "\(summary(changes))")
+        #expect(property(changes.first, "game")?.before == .integer(1) && property(changes.first, "game")?.after == .integer(2))
+        #expect(property(changes.last, "points")?.before == .double(7), "a tombstone: \(changes.last?.properties ?? [])")
+        #expect(try ForeignWriter.shell(path, "SELECT player, game, points FROM scores;") == "ann|2|11.0\n")
+    }
+
+    @Test func oneTransactionWritingBothKindsOfTableIsOneHistoryTransaction() throws {
+        let (coordinator, start) = try adopted()
+        let store = try #require(coordinator.persistentStores.first)
+        _ = try store.write(TransactionMetadata(author: "both")) { db in
+            var notes = try BatchInserter(store: store, entityName: "notes")
+            _ = try notes.run([["body": .string("second")]], resultType: .count, on: db)
+            var tags = try BatchInserter(store: store, entityName: "tags")
+            _ = try tags.run([["name": .string("teal")]], resultType: .count, on: db)
+            _ = try notes.run([["body": .string("third")]], resultType: .count, on: db)
+        }
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.count == 1 && transactions.first?.author == "both")
+        #expect(Set(summary(transactions.first?.changes ?? []).map { $0.components(separatedBy: "/")[0] }) == ["insert notes", "insert tags"]
+                && transactions.first?.changes.count == 3, "\(summary(transactions.first?.changes ?? []))")
+    }
+
+    @Test func aRolledBackWriteLeavesNoNumberNoLogAndNoHistory() throws {
+        let (coordinator, start) = try adopted()
+        let error = try #require(throws: TributaryError.self) {
+            _ = try insert(coordinator, "scores", [["player": .string("cy"), "game": .integer(1), "code": .string("c1")],
+                                                    ["player": .string("dee"), "game": .integer(1), "team": .string("x")]])
+        }
+        #expect(error.message.contains("team"), "the second row is refused after the first was written: \(error.message)")
+        #expect(try coordinator.fetchHistory(.fetchHistory(after: start)).isEmpty)
+        #expect(try ForeignWriter.shell(path, "SELECT count(*) FROM _tributary_keys_scores; SELECT count(*) FROM _tributary_capture_log WHERE t != 0;") == "2\n0\n")
+        _ = try insert(coordinator, "notes", [["body": .string("after")]])
+        #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))) == ["insert notes/p2"], "the next transaction records only its own")
+    }
+
+    @Test func anUpsertMeetingAnotherUniqueColumnUpdatesThatRowAndMovesItsKey() throws {
+        let (coordinator, start) = try adopted()
+        let before = try numbers(coordinator, "scores", by: "code")
+        let ann = try #require(before["a1"])
+        let result = try insert(coordinator, "scores", [["player": .string("dee"), "game": .integer(3), "code": .string("a1")]])
+        #expect(result.updated == 1 && result.inserted == 0 && result.objectIDs.map(\.primaryKey) == [ann], "\(result)")
+        #expect(try numbers(coordinator, "scores", by: "code") == before)
+        #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))) == ["update scores/p\(ann) game=1 player=ann"])
+    }
+
+    @Test func aReplicaTakesTheSourcesNumbersAndRefusesNumbersItGaveOtherwise() throws {
+        let (source, _) = try adopted()
+        let numbers = try numbers(source, "tags", by: "name")
+        let replica = dir.file("replica.db")
+        try ForeignWriter.shell(replica, "CREATE TABLE tags (name TEXT COLLATE NOCASE PRIMARY KEY, color TEXT, data BLOB) WITHOUT ROWID;")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: replica)
+        let target = try Fixtures.adoptedCoordinator(replica)
+        let keys = [try #require(numbers["blue"]), try #require(numbers["red"])]
+        _ = try insert(target, "tags", [["name": .string("blue"), "color": .string("#00f")], ["name": .string("red"), "color": .string("#f00")]], primaryKeys: keys)
+        #expect(try self.numbers(target, "tags", by: "name") == numbers)
+        let error = try #require(throws: TributaryError.self) {
+            _ = try insert(target, "tags", [["name": .string("red")]], primaryKeys: [keys[0]])
+        }
+        #expect(error.message.contains("tags/p\(keys[0]) cannot take its number here"), "\(error.message)")
+    }
+}
