@@ -395,7 +395,10 @@ struct BatchInserter {
     private mutating func executeNumbered(_ statement: Statement, key: [AttributeValue], values: [AttributeValue], row: Int, resultType: BatchResultType,
                                           result: inout BatchResult, on db: Connection, number: Int64?) throws {
         guard let map = table.keyMap else { return }
-        if let number { try claim(number, for: key, in: map, row: row, on: db) }
+        if let number, try !map.claim(number, for: key, on: db) {
+            throw TributaryError(.invalidInput, "\(table.name)/p\(number) cannot take its number here: this database numbers \(table.name)'s rows otherwise",
+                                 location: validator.place(row), hint: "replay into a database whose \(table.name) table was empty when it was adopted")
+        }
         // The row the upsert will update, if any: its number stays when the update moves its key.
         let updated = try matchedKey(values, on: db)
         for (k, i) in writtenColumns.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
@@ -407,27 +410,8 @@ struct BatchInserter {
         statement.rewind()
         result.count += 1
         if updated != 0 { result.updated += 1 } else { result.inserted += 1 }
-        let object = updated != 0 ? updated : try self.number(of: key, in: map, on: db) ?? 0
+        let object = updated != 0 ? updated : try map.number(of: key, on: db) ?? 0
         if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: object)) }
-    }
-
-    /// The number of the row with declared key `key`, through the table's view; nil when none.
-    private func number(of key: [AttributeValue], in map: KeyMap, on db: Connection) throws -> Int64? {
-        let condition = map.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
-        return try db.scalar("SELECT \(table.key) FROM \(quote(table.name)) WHERE \(condition)", key)?.integerValue
-    }
-
-    /// Gives `key` the number `number` in the map (a replica's insert), unless it has it.
-    private func claim(_ number: Int64, for key: [AttributeValue], in map: KeyMap, row: Int, on db: Connection) throws {
-        let columns = map.keyColumns.map(quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: key.count).joined(separator: ", ")
-        try db.execute("INSERT INTO main.\(quote(map.name)) (\(quote(KeyMap.idColumn)), \(columns)) VALUES (?, \(marks)) ON CONFLICT DO NOTHING", [.integer(number)] + key)
-        let condition = map.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
-        let held = try db.scalar("SELECT \(quote(KeyMap.idColumn)) FROM main.\(quote(map.name)) WHERE \(condition)", key)?.integerValue
-        guard held == number else {
-            throw TributaryError(.invalidInput, "\(table.name)/p\(number) cannot take its number here: this database numbers \(table.name)'s rows otherwise",
-                                 location: validator.place(row), hint: "replay into a database whose \(table.name) table was empty when it was adopted")
-        }
     }
 }
 

@@ -84,8 +84,8 @@ final class ContextEntity: Sendable {
         selectAllSQL = "SELECT \(table.key), \(selected) FROM \(quote(table.name))"
         let insertColumns = writable.map { columnList[$0] }
         insertSQL = insertColumns.isEmpty
-            ? "INSERT INTO \(quote(table.name)) DEFAULT VALUES"
-            : "INSERT INTO \(quote(table.name)) (\(insertColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))"
+            ? "INSERT INTO \(table.writtenTable) DEFAULT VALUES"
+            : "INSERT INTO \(table.writtenTable) (\(insertColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))"
     }
 
     /// The attribute of slot `slot`, or nil for a relationship slot.
@@ -97,7 +97,14 @@ final class ContextEntity: Sendable {
     func updateSQL(mask: UInt64) -> String {
         var assignments: [String] = []
         for (i, name) in slotNames.enumerated() where mask & (1 << UInt64(i)) != 0 { assignments.append("\(quote(name)) = ?") }
-        return "UPDATE \(quote(table.name)) SET \(assignments.joined(separator: ", "))\(table.versionBump) WHERE \(table.key) = ?"
+        return "UPDATE \(table.writtenTable) SET \(assignments.joined(separator: ", "))\(table.versionBump) WHERE \(table.objectKey("= ?"))"
+    }
+
+    /// The key of the row just inserted with slot values `values`: its rowid, or a `WITHOUT
+    /// ROWID` table's number, which its capture trigger gave the row's declared key.
+    func insertedKey(of values: [AttributeValue], on db: Connection) throws -> Int64 {
+        guard let map = table.keyMap else { return db.lastInsertRowID }
+        return try map.number(of: map.keyColumns.map { slotIndex[$0].map { values[$0] } ?? .null }, on: db) ?? 0
     }
 
     /// Reads the slot values of the statement's current row, starting at column `first`.

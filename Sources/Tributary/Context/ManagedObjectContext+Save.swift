@@ -72,7 +72,8 @@ extension ManagedObjectContext {
         let updated = objects.filter { !$0.isInsertedState && !$0.isDeletedState && $0.hasLocalChanges }
         let policy = mergePolicyValue
         let metadata = TransactionMetadata(author: authorValue, contextName: nameValue, reason: reasonValue)
-        for object in inserted + deleted + updated { try object.layout.table.checkSavable() }
+        // A WITHOUT ROWID table's rows are written as another program writes them (``KeyMap``).
+        let throughTriggers = (inserted + deleted + updated).contains { $0.layout.table.keyMap != nil }
 
         // Each object's outcome lives on the object until the save is applied (or fails).
         defer { for object in objects { object.saveOutcome = nil } }
@@ -83,13 +84,16 @@ extension ManagedObjectContext {
         // Other contexts of this coordinator get the save directly: their watchers skip it.
         let marking = store.isHistoryTracked && store.description.remoteChangeNotificationPost ? persistentStoreCoordinator.localCommits : nil
         let (_, token) = try store.writeReturningToken(metadata, marking: marking) { db in
-            let checked = try checkVersions(updated: updated, deleted: deleted, policy: policy, on: db, store: store)       // 1.
-            gone = checked.gone
-            droppedLinks = checked.droppedLinks
-            let keys = try insertObjects(inserted, policy: policy, on: db, store: store)                                    // 2.
-            try writeUpdates(checked.writes, keys: keys, on: db)                                                             // 3.
-            try writeJoinRows(of: objects, except: droppedLinks, keys: keys, on: db)                                         // 4.
-            deletedKeys = try deleteObjects(deleted, on: db, store: store)                                                   // 5.
+            let steps = {
+                let checked = try self.checkVersions(updated: updated, deleted: deleted, policy: policy, on: db, store: store)  // 1.
+                gone = checked.gone
+                droppedLinks = checked.droppedLinks
+                let keys = try self.insertObjects(inserted, policy: policy, on: db, store: store)                               // 2.
+                try self.writeUpdates(checked.writes, keys: keys, on: db)                                                        // 3.
+                try self.writeJoinRows(of: objects, except: droppedLinks, keys: keys, on: db)                                    // 4.
+                deletedKeys = try self.deleteObjects(deleted, on: db, store: store)                                              // 5.
+            }
+            if throughTriggers { try store.writingThroughCaptureTriggers(on: db, steps) } else { try steps() }
         }
         var notification = finishStoreSave(objects: objects, gone: gone, deletedKeys: deletedKeys, store: store)
         notification.historyToken = token.map { PersistentHistoryToken(value: $0, storeID: store.identifier) }

@@ -93,7 +93,7 @@ extension ManagedObjectContext {
             do {
                 try statement.run()
                 statement.rewind()
-                let key = db.lastInsertRowID
+                let key = try layout.insertedKey(of: object.values, on: db)
                 keys[object.id.primaryKey] = key
                 object.saveOutcome = Outcome(version: 1, values: object.values, key: key)
             } catch let error as SQLiteError where error.code == .constraintUnique {
@@ -106,7 +106,8 @@ extension ManagedObjectContext {
         for object in inserted { try insert(object) }
         for (object, slot, target) in pendingLinks {
             guard let key = keys[object.id.primaryKey], let targetKey = keys[target.primaryKey] else { continue }
-            try db.execute("UPDATE \(quote(object.layout.name)) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \(object.layout.table.key) = ?", [.integer(targetKey), .integer(key)])
+            let table = object.layout.table
+            try db.execute("UPDATE \(table.writtenTable) SET \(quote(object.layout.slotNames[slot])) = ? WHERE \(table.objectKey("= ?"))", [.integer(targetKey), .integer(key)])
         }
         return keys
     }

@@ -49,12 +49,6 @@ struct StoreSchema: Sendable {
         }
         /// The row's version in a `SELECT` (`alias."_version"`, or 1 for a table without versions).
         func version(_ alias: String? = nil) -> String { isVersioned ? (alias.map { "\($0)." } ?? "") + "\"_version\"" : "1" }
-        /// Refuses a context's save of a `WITHOUT ROWID` table (``KeyMap``: batch requests write
-        /// it); a write that reaches its TEMP view another way is refused there.
-        func checkSavable() throws {
-            guard entity.isWithoutRowid else { return }
-            throw TributaryError(.invalidInput, KeyMap.refusal(of: name), location: name, hint: KeyMap.refusalHint(name))
-        }
         /// A `WITHOUT ROWID` table's numbering (``KeyMap``); nil for a table with rowids.
         var keyMap: KeyMap? { KeyMap(entity) }
         /// Where Tributary's own statements write the table: its name, or a `WITHOUT ROWID`

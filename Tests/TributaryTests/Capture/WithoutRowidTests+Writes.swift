@@ -81,6 +81,19 @@ extension WithoutRowidTests {
                 && transactions.first?.changes.count == 3, "\(summary(transactions.first?.changes ?? []))")
     }
 
+    /// What another program committed before stays its own transaction, first: Tributary's
+    /// transaction folds only the log rows its own statements wrote.
+    @Test func anotherProgramsWriteJustBeforeStaysItsOwnTransactionInCommitOrder() throws {
+        let (coordinator, start) = try adopted()
+        try ForeignWriter.shell(path, "UPDATE tags SET color = 'navy' WHERE name = 'blue';")
+        _ = try coordinator.execute(BatchUpdateRequest(entityName: "tags", predicate: try StorePredicate(format: "name == 'blue'"), propertiesToUpdate: ["color": .string("sky")]))
+        try ForeignWriter.shell(path, "UPDATE tags SET color = 'ink' WHERE name = 'blue';")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        let colors = transactions.map { transaction in transaction.changes.compactMap { property($0, "color")?.after?.storedText } }
+        #expect(transactions.map(\.processName) == ["foreign", ProcessInfo.processInfo.processName, "foreign"] && colors == [["navy"], ["sky"], ["ink"]],
+                "\(transactions.map(\.processName)) \(colors)")
+    }
+
     @Test func aRolledBackWriteLeavesNoNumberNoLogAndNoHistory() throws {
         let (coordinator, start) = try adopted()
         let error = try #require(throws: TributaryError.self) {
@@ -102,6 +115,28 @@ extension WithoutRowidTests {
         #expect(result.updated == 1 && result.inserted == 0 && result.objectIDs.map(\.primaryKey) == [ann], "\(result)")
         #expect(try numbers(coordinator, "scores", by: "code") == before)
         #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))) == ["update scores/p\(ann) game=1 player=ann"])
+    }
+
+    @Test func aContextSavesItsObjectsAndGetsTheirNumbers() throws {
+        let (coordinator, start) = try adopted()
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        context.transactionAuthor = "editor"
+        let red = try #require(try context.fetch(FetchRequest(entityName: "tags", predicate: try StorePredicate(format: "name == 'red'"))).first)
+        let blue = try #require(try context.fetch(FetchRequest(entityName: "tags", predicate: try StorePredicate(format: "name == 'blue'"))).first)
+        red["color"] = .string("#e00")
+        context.delete(blue)
+        let teal = try context.insertNewObject(forEntityName: "tags")
+        teal["name"] = .string("teal")
+        let note = try context.insertNewObject(forEntityName: "notes")
+        note["body"] = .string("beside")
+        try context.save()
+        let numbers = try numbers(coordinator, "tags", by: "name")
+        #expect(!teal.objectID.isTemporaryID && teal.objectID.primaryKey == numbers["teal"], "\(teal.objectID) \(numbers)")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.count == 1 && transactions.first?.author == "editor")
+        #expect(Set(summary(transactions.first?.changes ?? [])) == ["update tags/p\(red.objectID.primaryKey) name=red", "delete tags/p\(blue.objectID.primaryKey) name=blue",
+                                                                   "insert tags/p\(teal.objectID.primaryKey) name=teal", "insert notes/p2"], "\(summary(transactions.first?.changes ?? []))")
+        #expect(try ForeignWriter.shell(path, "SELECT name || ':' || ifnull(color, '-') FROM tags ORDER BY name;") == "red:#e00\nteal:-\n")
     }
 
     @Test func aReplicaTakesTheSourcesNumbersAndRefusesNumbersItGaveOtherwise() throws {

@@ -6,8 +6,8 @@ import TributaryTestSupport
 /// `WITHOUT ROWID` tables are adopted: their rows are numbered in `_tributary_keys_<table>`
 /// (numbers kept across `VACUUM`, following a row whose key changes), other programs' writes
 /// to them are recorded with the declared key, Tributary reads them like any table, writes
-/// them through batch requests (``WithoutRowidTests+Writes``) and refuses a context's save,
-/// a cascade or a link into them with one line.
+/// their rows as objects (``WithoutRowidTests+Writes``) and refuses a cascade or a link into
+/// them from another entity with one line.
 @Suite struct WithoutRowidTests {
     let dir = TemporaryDirectory()
     var path: URL { dir.file("app.db") }
@@ -152,18 +152,6 @@ import TributaryTestSupport
         #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))).last == "update tags/p3 name=amber")
     }
 
-    @Test func aContextsSaveOfItIsRefusedWithOneLine() throws {
-        let (coordinator, start) = try adopted()
-        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-        let tag = try #require(try context.fetch(FetchRequest(entityName: "tags")).first)
-        tag["color"] = .string("x")
-        let error = try #require(throws: TributaryError.self) { try context.save() }
-        #expect(error.message == "'tags' is a WITHOUT ROWID table: Tributary writes it only through batch requests on it, not through a context's save, a cascade or a link"
-                && error.hint?.contains("batch insert, update or delete of tags") == true, "\(error.message)")
-        #expect(try coordinator.fetchHistory(.fetchHistory(after: start)).isEmpty)
-        #expect(try ForeignWriter.shell(path, "SELECT group_concat(color) FROM tags;") == "#00f,#f00\n")
-    }
-
     @Test func writesUnderTrustedSchemaOffAreRecorded() throws {
         let (coordinator, start) = try adopted()
         try ForeignWriter.shell(path, "PRAGMA trusted_schema = OFF; INSERT INTO tags VALUES ('teal', NULL, NULL); UPDATE scores SET points = 0;")
@@ -234,7 +222,7 @@ import TributaryTestSupport
         ]
         for write in writes {
             let error = try #require(throws: TributaryError.self) { try write() }
-            #expect(error.message.hasPrefix("'memos' is a WITHOUT ROWID table: Tributary writes it only through batch requests on it") && error.hint?.contains("another program") == true,
+            #expect(error.message == "'memos' is a WITHOUT ROWID table: Tributary writes its rows as objects of memos, not through a cascade or a link from another entity" && error.hint?.contains("another program") == true,
                     "\(error.message)")
         }
         #expect(try ForeignWriter.shell(path, "SELECT group_concat(name) FROM users; SELECT group_concat(code || owner_id) FROM memos;") == "ann,bob\nm11\n", "nothing written")

@@ -12,13 +12,13 @@
 /// - Tributary's connections see the table through a TEMP view of the same name that adds
 ///   the number under the rowid's name (``EntityDescription/tableKey``), so every read that
 ///   works on a rowid table works on it.
-/// - Tributary writes the table through batch requests on it (insert, update, delete, and so
-///   `import` and `replay`), with the stored triggers on, as another program does
-///   (`PersistentStore.writingThroughCaptureTriggers(on:_:)`): its pre-update hook could not
-///   tell which object such a write changed. A context's save refuses it first
-///   (`StoreSchema.Table.checkSavable()`); a write that reaches the view another way (a
-///   cascade, a link from another entity) fails on it, as SQLite cannot write a view, and is
-///   refused with the same line (``refusal(ofWriteFailing:)``).
+/// - Tributary writes the table's rows as its objects (a context's save of them, batch
+///   requests on the entity, and so `import` and `replay`) with the stored triggers on, as
+///   another program does (`PersistentStore.writingThroughCaptureTriggers(on:_:)`): its
+///   pre-update hook could not tell which object such a write changed. A write that reaches
+///   the table from another entity (a cascade, a link) is refused: a cascade's delete finds
+///   the triggers off, and a write through the view fails on it, as SQLite cannot write a
+///   view (``refusal(ofWriteFailing:)``).
 package struct KeyMap: Sendable, Equatable {
     /// The user's table.
     let table: String
@@ -80,6 +80,21 @@ package struct KeyMap: Sendable, Equatable {
         "(\(keys)) IN (SELECT \(keys) FROM main.\(quote(name)) WHERE \(quote(Self.idColumn)) \(condition))"
     }
 
+    /// The number of the row whose key is `key` (values in ``keyColumns`` order), read
+    /// through the table's view; nil when there is no such row.
+    func number(of key: [AttributeValue], on db: Connection) throws -> Int64? {
+        try db.scalar("SELECT \(quote(idName)) FROM \(quote(table)) WHERE \(keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND "))", key)?.integerValue
+    }
+
+    /// Gives `key` the number `number` (a replica taking its source's), unless the key has
+    /// one; returns whether the key holds `number` now.
+    func claim(_ number: Int64, for key: [AttributeValue], on db: Connection) throws -> Bool {
+        let marks = Array(repeating: "?", count: key.count).joined(separator: ", ")
+        try db.execute("INSERT INTO main.\(quote(name)) (\(quote(Self.idColumn)), \(keys)) VALUES (?, \(marks)) ON CONFLICT DO NOTHING", [.integer(number)] + key)
+        let held = try db.scalar("SELECT \(quote(Self.idColumn)) FROM main.\(quote(name)) WHERE \(keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND "))", key)
+        return held?.integerValue == number
+    }
+
     /// SQL giving the number of the key `row` has (`NEW`, `OLD`, or the table's name in a
     /// query of it); NULL when it has none. Unqualified, for use in the table's triggers.
     func id(of row: String) -> String {
@@ -110,10 +125,10 @@ package struct KeyMap: Sendable, Equatable {
 
     /// Why Tributary does not write `table`, and what to do instead.
     static func refusal(of table: String) -> String {
-        "'\(table)' is a WITHOUT ROWID table: Tributary writes it only through batch requests on it, not through a context's save, a cascade or a link"
+        "'\(table)' is a WITHOUT ROWID table: Tributary writes its rows as objects of \(table), not through a cascade or a link from another entity"
     }
     static func refusalHint(_ table: String) -> String {
-        "write it with a batch insert, update or delete of \(table) (tributary import, update, delete), or with another program"
+        "change the \(table) objects themselves (a save of them, a batch request on \(table), tributary update or delete), or use another program"
     }
 
     /// Drops the maps of tables no longer adopted (gone, excluded): numbers they come back
