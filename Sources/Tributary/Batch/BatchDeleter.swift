@@ -67,14 +67,10 @@ struct BatchDeleter {
             case .foreignKeyHere:
                 break
             case .foreignKeyOnDestination(let column):
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(table.destinationVersionBump(relationship.name)) WHERE \(quote(column)) \(inList)", [list])
+                try db.execute("UPDATE \(table.destinationTable(relationship.name, relationship.destinationEntity)) SET \(quote(column)) = NULL\(table.destinationVersionBump(relationship.name)) WHERE \(quote(column)) \(inList)", [list])
             case .joinTable(let joinTable, let sourceColumn, _):
                 try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)", [list])
             }
-        }
-        if table.keyMap != nil, !db.runsMainTriggers {
-            // Reached from another entity: its rows are deleted only by a request on it.
-            throw TributaryError(.invalidInput, KeyMap.refusal(of: table.name), location: table.name, hint: KeyMap.refusalHint(table.name))
         }
         try db.execute("DELETE FROM \(table.writtenTable) WHERE \(table.objectKey(inList))", [list])
     }

@@ -355,16 +355,17 @@ struct BatchInserter {
             let targets = relationship.isToMany
                 ? try validator.targetKeys(value, relationship, row: row)
                 : [try validator.targetKey(value, relationship, row: row)].compactMap(\.integerValue)
-            let destination = quote(relationship.destinationEntity)
-            let (targetKey, bump) = (table.destinationKey(relationship.name), table.destinationVersionBump(relationship.name))
+            let destination = table.destinationTable(relationship.name, relationship.destinationEntity)
+            let bump = table.destinationVersionBump(relationship.name)
             if replacing {
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ? AND \(targetKey) NOT IN (SELECT value FROM json_each(?))",
-                               [.integer(key), .keyList(targets)])
+                let others = table.destinationObjectKey(relationship.name, "NOT IN (SELECT value FROM json_each(?))")
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ? AND \(others)", [.integer(key), .keyList(targets)])
             } else if !relationship.isToMany {
                 try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(quote(column)) = ?", [.integer(key)])
             }
+            let isTarget = table.destinationObjectKey(relationship.name, "= ?")
             for target in targets {
-                try db.execute("UPDATE \(destination) SET \(quote(column)) = ?\(bump) WHERE \(targetKey) = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
+                try db.execute("UPDATE \(destination) SET \(quote(column)) = ?\(bump) WHERE \(isTarget) AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
             }
         case .foreignKeyHere:
             break
@@ -376,14 +377,14 @@ struct BatchInserter {
     private func detachOtherOwners(of key: Int64, mask: UInt64, values: [AttributeValue], on db: Connection) throws {
         for (index, name) in oneToOneColumns where mask & (1 << UInt64(index)) != 0 {
             guard case .integer(let target) = values[index] else { continue }
-            try db.execute("UPDATE \(quote(table.name)) SET \(quote(name)) = NULL\(table.versionBump) WHERE \(quote(name)) = ? AND \(table.key) != ?", [.integer(target), .integer(key)])
+            try db.execute("UPDATE \(table.writtenTable) SET \(quote(name)) = NULL\(table.versionBump) WHERE \(quote(name)) = ? AND NOT \(table.objectKey("= ?"))", [.integer(target), .integer(key)])
         }
     }
 
-    /// Whether the table is a `WITHOUT ROWID` one and the stored triggers are not on yet: its
-    /// rows are then written through them (``executeNumbered``).
+    /// Whether the write may reach a `WITHOUT ROWID` table (this one, or one its links lead to)
+    /// and the stored triggers are not on yet: its rows are then written through them.
     private func runsNumbered(on db: Connection) throws -> Bool {
-        declaredKeyColumns != nil && !db.runsMainTriggers
+        table.reachesWithoutRowid && !db.runsMainTriggers
     }
 
     /// Runs the upsert of one row of a `WITHOUT ROWID` table, with its capture triggers on,

@@ -8,8 +8,10 @@ struct LinkEditor {
         let storage: StoreSchema.Storage
         let added: [Int64]
         let removed: [Int64]
-        /// The destination's key column, quoted, and its version bump (none on an adopted table).
-        let destinationKey: String
+        /// Where the destination's rows are written, the condition that such a row is the
+        /// object whose key is bound, and its version bump (none on an adopted table).
+        let destinationTable: String
+        let isTarget: String
         let versionBump: String
     }
 
@@ -31,7 +33,8 @@ struct LinkEditor {
                 }
             }
             edits.append(Edit(relationship: relationship, storage: storage, added: try keys(added[name]), removed: try keys(removed[name]),
-                              destinationKey: table.destinationKey(name), versionBump: table.destinationVersionBump(name)))
+                              destinationTable: table.destinationTable(name, relationship.destinationEntity), isTarget: table.destinationObjectKey(name, "= ?"),
+                              versionBump: table.destinationVersionBump(name)))
         }
         self.edits = edits
     }
@@ -52,13 +55,12 @@ struct LinkEditor {
                         try db.execute("INSERT OR IGNORE INTO \(quote(joinTable)) (\(columns)) VALUES (?, ?)", [.integer(key), .integer(target)])
                     }
                 case .foreignKeyOnDestination(let column):
-                    let destination = quote(edit.relationship.destinationEntity)
-                    let (targetKey, bump) = (edit.destinationKey, edit.versionBump)
+                    let (destination, isTarget, bump) = (edit.destinationTable, edit.isTarget, edit.versionBump)
                     for target in edit.removed {
-                        try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(targetKey) = ? AND \(quote(column)) = ?", [.integer(target), .integer(key)])
+                        try db.execute("UPDATE \(destination) SET \(quote(column)) = NULL\(bump) WHERE \(isTarget) AND \(quote(column)) = ?", [.integer(target), .integer(key)])
                     }
                     for target in edit.added {
-                        try db.execute("UPDATE \(destination) SET \(quote(column)) = ?\(bump) WHERE \(targetKey) = ? AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
+                        try db.execute("UPDATE \(destination) SET \(quote(column)) = ?\(bump) WHERE \(isTarget) AND \(quote(column)) IS NOT ?", [.integer(key), .integer(target), .integer(key)])
                     }
                 case .foreignKeyHere:
                     break

@@ -87,26 +87,28 @@ extension PersistentStoreCoordinator {
         }
         let filter = try Self.whereClause(request.predicate, objectIDs: request.objectIDs, table: table, schema: store.schema)
         return try store.write(request.transaction) { db in
-            var result = BatchResult()
-            var keys: [Int64] = []
-            do {
-                if table.keyMap != nil {
-                    keys = try Self.keys(of: table, filter, on: db)
-                    try store.writingThroughCaptureTriggers(on: db) {
+            let update = { () throws -> [Int64] in
+                var keys: [Int64] = []
+                do {
+                    if table.keyMap != nil {
+                        keys = try Self.keys(of: table, filter, on: db)
                         try db.execute("UPDATE \(table.writtenTable) SET \(table.assignments(assignments)) WHERE \(table.objectKey("IN (SELECT value FROM json_each(?))"))",
                                        arguments + [.keyList(keys)])
+                    } else {
+                        let statement = try db.makeStatement("UPDATE \(quote(table.name)) AS t0 SET \(table.assignments(assignments))\(filter.sql) RETURNING \(table.key)")
+                        try statement.bind(arguments + filter.arguments)
+                        while try statement.step() { keys.append(statement.int64(at: 0)) }
                     }
-                } else {
-                    let statement = try db.makeStatement("UPDATE \(quote(table.name)) AS t0 SET \(table.assignments(assignments))\(filter.sql) RETURNING \(table.key)")
-                    try statement.bind(arguments + filter.arguments)
-                    while try statement.step() { keys.append(statement.int64(at: 0)) }
+                } catch let error as SQLiteError {
+                    throw UniqueViolation.translate(error, table: table, place: table.name)
                 }
-            } catch let error as SQLiteError {
-                throw UniqueViolation.translate(error, table: table, place: table.name)
+                try links.apply(to: keys, on: db)
+                return keys
             }
-            result.count = keys.count
+            // A WITHOUT ROWID table, its own or one its links change, is written through the capture triggers (``KeyMap``).
+            let keys = table.reachesWithoutRowid ? try store.writingThroughCaptureTriggers(on: db, update) : try update()
+            var result = BatchResult(count: keys.count)
             if request.resultType == .objectIDs { result.objectIDs = keys.map { store.objectID(entity: table.name, primaryKey: $0) } }
-            try links.apply(to: keys, on: db)
             result.updated = result.count
             return result
         }
@@ -148,7 +150,7 @@ extension PersistentStoreCoordinator {
         return try store.write(request.transaction) { db in
             let keys = try Self.keys(of: table, filter, on: db)
             var deleter = BatchDeleter(schema: store.schema)
-            if table.keyMap != nil {
+            if table.reachesWithoutRowid {
                 try store.writingThroughCaptureTriggers(on: db) { try deleter.delete(keys, of: table.name, on: db) }
             } else {
                 try deleter.delete(keys, of: table.name, on: db)

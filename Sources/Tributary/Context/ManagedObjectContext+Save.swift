@@ -72,8 +72,9 @@ extension ManagedObjectContext {
         let updated = objects.filter { !$0.isInsertedState && !$0.isDeletedState && $0.hasLocalChanges }
         let policy = mergePolicyValue
         let metadata = TransactionMetadata(author: authorValue, contextName: nameValue, reason: reasonValue)
-        // A WITHOUT ROWID table's rows are written as another program writes them (``KeyMap``).
-        let throughTriggers = (inserted + deleted + updated).contains { $0.layout.table.keyMap != nil }
+        // A WITHOUT ROWID table's rows (its objects', or those their relationships reach) are
+        // written as another program writes them (``KeyMap``).
+        let throughTriggers = (inserted + deleted + updated).contains { $0.layout.table.reachesWithoutRowid }
 
         // Each object's outcome lives on the object until the save is applied (or fails).
         defer { for object in objects { object.saveOutcome = nil } }

@@ -27,6 +27,13 @@ struct StoreSchema: Sendable {
         /// ``EntityDescription/tableKey``), by relationship name; absent for a table Tributary
         /// made, keyed by `_pk` and versioned.
         let destinationKeys: [String: String]
+        /// The numbering of each relationship's destination that is a `WITHOUT ROWID` table, by
+        /// relationship name (``KeyMap``).
+        let destinationMaps: [String: KeyMap]
+        /// Whether a write of this table may reach a `WITHOUT ROWID` table (its own, or one its
+        /// relationships lead to, however far): such a write runs through the capture triggers
+        /// (`PersistentStore.writingThroughCaptureTriggers(on:_:)`).
+        fileprivate(set) var reachesWithoutRowid = false
 
         var name: String { entity.name }
         /// The column identifying a row: `_pk`, or an adopted table's own key (``EntityDescription/tableKey``).
@@ -61,6 +68,12 @@ struct StoreSchema: Sendable {
         var dataColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.name) }
         /// The destination's key column of relationship `name`, quoted for SQL.
         func destinationKey(_ name: String) -> String { quote(destinationKeys[name] ?? "_pk") }
+        /// Where a write of relationship `name`'s destination rows goes (its ``writtenTable``).
+        func destinationTable(_ name: String, _ entity: String) -> String { destinationMaps[name] == nil ? quote(entity) : "main.\(quote(entity))" }
+        /// The condition, on a row of ``destinationTable(_:_:)``, that its object's key meets `condition`.
+        func destinationObjectKey(_ name: String, _ condition: String) -> String {
+            destinationMaps[name]?.numbered(condition) ?? "\(destinationKey(name)) \(condition)"
+        }
         /// `, "_version" = "_version" + 1` when the destination of relationship `name` is a
         /// versioned table (one Tributary made), else nothing.
         func destinationVersionBump(_ name: String) -> String {
@@ -80,9 +93,11 @@ struct StoreSchema: Sendable {
             var storage: [String: Storage] = [:]
             var foreignKeys: [RelationshipDescription] = []
             var destinationKeys: [String: String] = [:]
+            var destinationMaps: [String: KeyMap] = [:]
             for relationship in entity.relationships {
                 let destination = model.entity(named: relationship.destinationEntity)!
                 destinationKeys[relationship.name] = destination.tableKey
+                destinationMaps[relationship.name] = KeyMap(destination)
                 let inverse = destination.relationship(named: relationship.inverseName)!
                 let thisFirst = (entity.name, relationship.name) <= (destination.name, inverse.name)
                 switch (relationship.isToMany, inverse.isToMany) {
@@ -108,7 +123,14 @@ struct StoreSchema: Sendable {
             var columnIndex: [String: Int] = [:]
             for (i, name) in (entity.attributes.map(\.name) + foreignKeys.map(\.name)).enumerated() { columnIndex[name] = i }
             tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex,
-                                       destinationKeys: destinationKeys)
+                                       destinationKeys: destinationKeys, destinationMaps: destinationMaps)
+        }
+        for name in tables.keys {
+            var reached: Set<String> = [name], next = [name]
+            while let entity = next.popLast() {
+                for destination in model.entity(named: entity)?.relationships.map(\.destinationEntity) ?? [] where reached.insert(destination).inserted { next.append(destination) }
+            }
+            tables[name]?.reachesWithoutRowid = reached.contains { model.entity(named: $0)?.isWithoutRowid == true }
         }
         self.tables = tables
         if model.entities.contains(where: { $0.attributes.contains(where: \.isDerived) }) {

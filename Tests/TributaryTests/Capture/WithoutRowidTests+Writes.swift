@@ -139,6 +139,17 @@ extension WithoutRowidTests {
         #expect(try ForeignWriter.shell(path, "SELECT name || ':' || ifnull(color, '-') FROM tags ORDER BY name;") == "red:#e00\nteal:-\n")
     }
 
+    /// No write path of Tributary's writes through the view; one that did would get one line.
+    @Test func aWriteThatReachesTheViewIsSaidInOneLine() throws {
+        let (coordinator, start) = try adopted()
+        let store = try #require(coordinator.persistentStores.first)
+        let error = try #require(throws: TributaryError.self) {
+            try store.write { db in try db.execute("UPDATE tags SET color = 'x'") }
+        }
+        #expect(error.message == "'tags' is a WITHOUT ROWID table, which Tributary writes past its view, and this write reached the view", "\(error.message)")
+        #expect(try coordinator.fetchHistory(.fetchHistory(after: start)).isEmpty)
+    }
+
     @Test func aReplicaTakesTheSourcesNumbersAndRefusesNumbersItGaveOtherwise() throws {
         let (source, _) = try adopted()
         let numbers = try numbers(source, "tags", by: "name")

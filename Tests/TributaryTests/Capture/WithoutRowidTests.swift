@@ -203,29 +203,27 @@ import TributaryTestSupport
         #expect(summary(try reopened.fetchHistoryChanges(.fetchHistory(after: before))) == ["update labels/p1 code=a", "update tags/p1 name=blue"])
     }
 
-    @Test func aCascadeOrALinkIntoItIsRefusedWithTheSameLineAndWritesNothing() throws {
+    @Test func aLinkAndACascadeFromAnotherEntityWriteItThroughTheTriggers() throws {
         try ForeignWriter.shell(path, """
             CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);
             CREATE TABLE memos (code TEXT PRIMARY KEY, owner_id INTEGER REFERENCES users (id) ON DELETE CASCADE) WITHOUT ROWID;
             INSERT INTO users VALUES (1, 'ann'), (2, 'bob');
-            INSERT INTO memos VALUES ('m1', 1);
+            INSERT INTO memos VALUES ('m1', 1), ('m2', 1);
             """)
         _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
         let coordinator = try Fixtures.adoptedCoordinator(path)
-        #expect(try coordinator.fetch(FetchRequest(entityName: "memos", predicate: try StorePredicate(format: "owner_id.name == 'ann'"))).count == 1)
-        let memo = try #require(try coordinator.fetchObjectIDs(FetchRequest(entityName: "memos")).first)
+        let start = try coordinator.currentPersistentHistoryToken()
+        #expect(try coordinator.fetch(FetchRequest(entityName: "memos", predicate: try StorePredicate(format: "owner_id.name == 'ann'"))).count == 2)
+        let memos = try numbers(coordinator, "memos", by: "code")
+        let m1 = try #require(memos["m1"]), m2 = try #require(memos["m2"])
         var link = BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'bob'"), propertiesToUpdate: ["name": .string("Bob")])
-        link.addedLinks = ["memos": [memo]]
-        let writes: [() throws -> Void] = [
-            { _ = try coordinator.execute(BatchDeleteRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'ann'"))) },
-            { _ = try coordinator.execute(link) },
-        ]
-        for write in writes {
-            let error = try #require(throws: TributaryError.self) { try write() }
-            #expect(error.message == "'memos' is a WITHOUT ROWID table: Tributary writes its rows as objects of memos, not through a cascade or a link from another entity" && error.hint?.contains("another program") == true,
-                    "\(error.message)")
-        }
-        #expect(try ForeignWriter.shell(path, "SELECT group_concat(name) FROM users; SELECT group_concat(code || owner_id) FROM memos;") == "ann,bob\nm11\n", "nothing written")
+        link.addedLinks = ["memos": [ObjectID(storeID: try #require(coordinator.persistentStores.first).identifier, entityName: "memos", primaryKey: m1)]]
+        try coordinator.execute(link)
+        try coordinator.execute(BatchDeleteRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'ann'")))
+        #expect(try ForeignWriter.shell(path, "SELECT group_concat(name) FROM users; SELECT group_concat(code || owner_id) FROM memos;") == "Bob\nm12\n")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.map { Set(summary($0.changes)) } == [["update users/p2", "update memos/p\(m1) code=m1"], ["delete users/p1", "delete memos/p\(m2) code=m2"]],
+                "\(transactions.map { summary($0.changes) })")
     }
 
     @Test func adoptingAgainWithoutATableDropsItsNumbers() throws {

@@ -12,13 +12,13 @@
 /// - Tributary's connections see the table through a TEMP view of the same name that adds
 ///   the number under the rowid's name (``EntityDescription/tableKey``), so every read that
 ///   works on a rowid table works on it.
-/// - Tributary writes the table's rows as its objects (a context's save of them, batch
-///   requests on the entity, and so `import` and `replay`) with the stored triggers on, as
-///   another program does (`PersistentStore.writingThroughCaptureTriggers(on:_:)`): its
-///   pre-update hook could not tell which object such a write changed. A write that reaches
-///   the table from another entity (a cascade, a link) is refused: a cascade's delete finds
-///   the triggers off, and a write through the view fails on it, as SQLite cannot write a
-///   view (``refusal(ofWriteFailing:)``).
+/// - Tributary writes the table as another program does, with the stored triggers on
+///   (`PersistentStore.writingThroughCaptureTriggers(on:_:)`): any save or batch request
+///   whose entity is the table, or whose relationships may reach it (a cascade, a link), so
+///   `import`, `update`, `delete` and `replay` too. Its pre-update hook could not tell which
+///   object such a write changed. Those writes go to `main`'s table past the view; one that
+///   reached the view would fail there, as SQLite cannot write a view, and is said in one line
+///   (``refusal(ofWriteFailing:)``).
 package struct KeyMap: Sendable, Equatable {
     /// The user's table.
     let table: String
@@ -123,12 +123,12 @@ package struct KeyMap: Sendable, Equatable {
         return ["CREATE TEMP VIEW \(quote(table)) AS SELECT m.\(quote(Self.idColumn)) AS \(quote(idName)), t.* FROM main.\(quote(table)) AS t JOIN main.\(quote(name)) AS m ON \(on)"]
     }
 
-    /// Why Tributary does not write `table`, and what to do instead.
+    /// What a write that reached `table`'s view says, and what to do instead.
     static func refusal(of table: String) -> String {
-        "'\(table)' is a WITHOUT ROWID table: Tributary writes its rows as objects of \(table), not through a cascade or a link from another entity"
+        "'\(table)' is a WITHOUT ROWID table, which Tributary writes past its view, and this write reached the view"
     }
     static func refusalHint(_ table: String) -> String {
-        "change the \(table) objects themselves (a save of them, a batch request on \(table), tributary update or delete), or use another program"
+        "write the \(table) objects through a save or a batch request on \(table) (tributary update, delete), or with another program; report the write that reached the view"
     }
 
     /// Drops the maps of tables no longer adopted (gone, excluded): numbers they come back
@@ -141,8 +141,8 @@ package struct KeyMap: Sendable, Equatable {
         for name in unused where !maps.contains(where: { $0.name == name }) { try db.execute("DROP TABLE main.\(quote(name))") }
     }
 
-    /// The refusal of a write that reached a `WITHOUT ROWID` table's view another way than a
-    /// request (a cascade, a link), which SQLite fails with "cannot modify V because it is a
+    /// The refusal of a write that reached a `WITHOUT ROWID` table's view (no write path of
+    /// Tributary's is known to), which SQLite fails with "cannot modify V because it is a
     /// view" (the only views a store writes to are these); nil for another error.
     static func refusal(ofWriteFailing error: SQLiteError) -> TributaryError? {
         let (head, tail) = ("cannot modify ", " because it is a view")
