@@ -68,6 +68,7 @@ enum CaptureBenchmarks {
         }
         let withoutRowid = try Harness.interleaved(rounds: 5, [side(withoutRowid: true, adopt: false), side(withoutRowid: true, adopt: true)])
         let textKey = try Harness.interleaved(rounds: 5, [side(withoutRowid: false, adopt: false), side(withoutRowid: false, adopt: true)])
+        let own = try Harness.interleaved(rounds: 5, [ownInserts(withoutRowid: false, rows: rows), ownInserts(withoutRowid: true, rows: rows)])
         let common: [(String, Any)] = [("statistic", "best of 5, interleaved"), ("rows", rows), ("batch", Workload.batch),
                                        ("writer", "SQLite C API, no Tributary in the writing connection"),
                                        ("note", "informational: no goal (>= 0, as for the diagnostics)")]
@@ -76,7 +77,37 @@ enum CaptureBenchmarks {
                         details: [("off_s", withoutRowid[0]), ("on_s", withoutRowid[1]), ("table", "WITHOUT ROWID, TEXT PRIMARY KEY")] + common),
             Measurement(name: "capture_text_key_insert_batch", value: textKey[1] / textKey[0], unit: "ratio", goal: ">= 0",
                         details: [("off_s", textKey[0]), ("on_s", textKey[1]), ("table", "rowid, TEXT PRIMARY KEY")] + common),
+            Measurement(name: "own_without_rowid_insert_batch", value: own[1] / own[0], unit: "ratio", goal: ">= 0",
+                        details: [("rowid_s", own[0]), ("without_rowid_s", own[1]), ("statistic", "best of 5, interleaved"), ("rows", rows), ("batch", Workload.batch),
+                                  ("writer", "Tributary's columnar batch inserts, history on, into the adopted table: WITHOUT ROWID (through the capture triggers, folded at commit) over the same table with a rowid (the pre-update hook)"),
+                                  ("note", "informational: no goal (>= 0, as for the diagnostics)")]),
         ]
+    }
+
+    /// Tributary's own batch inserts into an adopted `Item` table with a text key, with a
+    /// rowid or `WITHOUT ROWID`; returns seconds.
+    private static func ownInserts(withoutRowid: Bool, rows: Int) -> () throws -> Double {
+        {
+            try Harness.withDirectory { dir in
+                let path = dir.appendingPathComponent("o.sqlite").path
+                RawSQLite(path: path).exec(#"CREATE TABLE "Item" ("name" TEXT PRIMARY KEY, "title" TEXT, "content" TEXT, "createdAt" REAL)"# + (withoutRowid ? " WITHOUT ROWID" : ""))
+                _ = try PersistentStoreCoordinator.adoptDatabase(at: URL(fileURLWithPath: path))
+                let coordinator = PersistentStoreCoordinator()
+                let description = PersistentStoreDescription(url: URL(fileURLWithPath: path))
+                description.persistentHistoryTracking = true
+                try coordinator.addPersistentStore(with: description)
+                return try Harness.time {
+                    for start in stride(from: 0, to: rows, by: Workload.batch) {
+                        let values: [[AttributeValue]] = (start..<min(start + Workload.batch, rows)).map {
+                            [.string(Workload.externalID($0)), .string(Workload.title($0)), .string(Workload.content($0)), .double(Workload.createdAt($0))]
+                        }
+                        var request = BatchInsertRequest(entityName: "Item", columns: ["name", "title", "content", "createdAt"], rows: values)
+                        request.resultType = .statusOnly
+                        try coordinator.execute(request)
+                    }
+                }
+            }
+        }
     }
 
     /// Bytes of stored history payload per change: the workload's inserts written by a

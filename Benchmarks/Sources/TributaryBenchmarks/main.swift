@@ -20,7 +20,7 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["capture_foreign_insert_batch", "capture_foreign_update_batch", "capture_foreign_single"], CaptureBenchmarks.foreign),
     (["capture_fold_lag_p99_ms", "capture_fold_catch_up_ms"], CaptureLagBenchmarks.lag),
     (["capture_foreign_bytes_per_change_ratio"], CaptureBenchmarks.bytesPerChange),
-    (["capture_without_rowid_insert_batch", "capture_text_key_insert_batch"], CaptureBenchmarks.withoutRowid),
+    (["capture_without_rowid_insert_batch", "capture_text_key_insert_batch", "own_without_rowid_insert_batch"], CaptureBenchmarks.withoutRowid),
     (["history_fetch_vs_scan", "history_bytes_per_change", "prune_writer_max_wait_ms"], HistoryBenchmarks.fetchAndPrune),
     (["diagnostic_dictionary_build_us_per_row"], StoreBenchmarks.dictionaryCost),
     (["diagnostic_tributary_fetch_only"], {
