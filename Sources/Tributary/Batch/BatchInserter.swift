@@ -35,7 +35,7 @@ struct BatchInserter {
     /// the values bound (``HistoryRecorder/recordingBoundInsert(capture:values:_:)``).
     private let boundInsertCapture: Int?
     /// A `WITHOUT ROWID` table's declared key, as indexes of its data columns: its rows are
-    /// written with the capture triggers on and found by their key (``runNumbered(_:)``).
+    /// written with the capture triggers on and found by their key (``executeNumbered``).
     private let declaredKeyColumns: [Int]?
 
     init(store: PersistentStore, entityName: String) throws {
@@ -61,7 +61,7 @@ struct BatchInserter {
 
     /// Inserts or updates every object; throws (and the caller's transaction rolls back) on the first bad one.
     mutating func run(_ objects: [[String: AttributeValue]], primaryKeys: [Int64] = [], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
-        if try runsNumbered(on: db) {
+        if runsNumbered(on: db) {
             return try store.writingThroughCaptureTriggers(on: db) { try run(objects, primaryKeys: primaryKeys, resultType: resultType, on: db) }
         }
         guard primaryKeys.isEmpty || primaryKeys.count == objects.count else {
@@ -124,12 +124,9 @@ struct BatchInserter {
             if primaryKeys.isEmpty {
                 let statement = try self.statement(mask: mask, on: db)
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db)
-            } else if declaredKeyColumns != nil {
-                try execute(try self.statement(mask: mask, on: db), mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db,
-                            key: primaryKeys[row])
             } else {
                 let statement = try keyedStatement(mask: mask, on: db)
-                try statement.bind(.integer(primaryKeys[row]), at: Int32(writtenColumns.count + 1))
+                if declaredKeyColumns == nil { try statement.bind(.integer(primaryKeys[row]), at: Int32(writtenColumns.count + 1)) }
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: links, result: &result, on: db, key: primaryKeys[row])
             }
         }
@@ -139,7 +136,7 @@ struct BatchInserter {
     /// Inserts or updates rows given as arrays of values in `columns` order.
     /// With `primaryKeys` (one per row), each row gets its key, as in the dictionary form.
     mutating func run(columns: [String], rows: [[AttributeValue]], primaryKeys: [Int64] = [], resultType: BatchResultType, on db: Connection) throws -> BatchResult {
-        if try runsNumbered(on: db) {
+        if runsNumbered(on: db) {
             return try store.writingThroughCaptureTriggers(on: db) { try run(columns: columns, rows: rows, primaryKeys: primaryKeys, resultType: resultType, on: db) }
         }
         guard primaryKeys.isEmpty || primaryKeys.count == rows.count else {
@@ -177,7 +174,7 @@ struct BatchInserter {
         }
         let attributeCount = table.attributes.count
         let types = table.attributes.map(\.type)
-        let statement = primaryKeys.isEmpty || declaredKeyColumns != nil ? try self.statement(mask: mask, on: db) : try keyedStatement(mask: mask, on: db)
+        let statement = primaryKeys.isEmpty ? try self.statement(mask: mask, on: db) : try keyedStatement(mask: mask, on: db)
         let keyIndex = Int32(writtenColumns.count + 1)
         for (row, given) in rows.enumerated() {
             guard given.count == targets.count else {
@@ -194,10 +191,8 @@ struct BatchInserter {
             stampNow(&values)
             if primaryKeys.isEmpty {
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db)
-            } else if declaredKeyColumns != nil {
-                try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db, key: primaryKeys[row])
             } else {
-                try statement.bind(.integer(primaryKeys[row]), at: keyIndex)
+                if declaredKeyColumns == nil { try statement.bind(.integer(primaryKeys[row]), at: keyIndex) }
                 try execute(statement, mask: mask, values: values, row: row, resultType: resultType, links: [], result: &result, on: db, key: primaryKeys[row])
             }
         }
@@ -294,14 +289,18 @@ struct BatchInserter {
         statement.rewind()
     }
 
-    /// The upsert statement for rows giving the keys in `mask`.
-    /// The insert of a row with its primary key given, updating the row holding that key.
+    /// The insert of a row with its primary key given, updating the row holding that key and
+    /// no other (a conflict on another unique column fails, as on the source it could not
+    /// happen). A `WITHOUT ROWID` table binds no key: its number is claimed in the map first
+    /// (``executeNumbered``), and the row conflicts on its declared key only.
     private mutating func keyedStatement(mask: UInt64, on db: Connection) throws -> Statement {
         if let statement = keyedStatements[mask] { return statement }
-        let columns = (writtenColumns.map { quote(columnNames[$0]) } + [table.key]).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: writtenColumns.count + 1).joined(separator: ", ")
+        let numbered = table.keyMap
+        let columns = (writtenColumns.map { quote(columnNames[$0]) } + (numbered == nil ? [table.key] : [])).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: writtenColumns.count + (numbered == nil ? 1 : 0)).joined(separator: ", ")
         let updates = columnNames.enumerated().filter { mask & (1 << UInt64($0.offset)) != 0 }.map { "\(quote($0.element)) = excluded.\(quote($0.element))" }
-        let sql = "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks)) ON CONFLICT (\(table.key)) DO UPDATE SET \(table.assignments(updates))"
+        let target = numbered.map { $0.keyColumns.map(quote).joined(separator: ", ") } ?? table.key
+        let sql = "INSERT INTO \(table.writtenTable) (\(columns)) VALUES (\(marks)) ON CONFLICT (\(target)) DO UPDATE SET \(table.assignments(updates))"
         let statement = try db.cachedStatement(sql)
         keyedStatements[mask] = statement
         return statement
@@ -383,7 +382,7 @@ struct BatchInserter {
 
     /// Whether the write may reach a `WITHOUT ROWID` table (this one, or one its links lead to)
     /// and the stored triggers are not on yet: its rows are then written through them.
-    private func runsNumbered(on db: Connection) throws -> Bool {
+    private func runsNumbered(on db: Connection) -> Bool {
         table.reachesWithoutRowid && !db.runsMainTriggers
     }
 
@@ -391,8 +390,10 @@ struct BatchInserter {
     /// and accounts for it. The object is the row the upsert updated (found first by the
     /// unique constraints, the declared key among them), else the row inserted, numbered by
     /// the triggers in the ``KeyMap``. A replica's insert gives the source's `number`, which
-    /// the map takes first; a replica that numbered the key otherwise is refused rather than
-    /// renumbered.
+    /// the map takes first, and meets only the row with its key (``keyedStatement(mask:on:)``);
+    /// a replica that numbered the key otherwise is refused rather than renumbered. Links and
+    /// derived attributes need nothing here: no relationship's links are stored in such a
+    /// table's rows but its own to-ones, and an adopted table has no derived attributes.
     private mutating func executeNumbered(_ statement: Statement, key: [AttributeValue], values: [AttributeValue], row: Int, resultType: BatchResultType,
                                           result: inout BatchResult, on db: Connection, number: Int64?) throws {
         guard let map = table.keyMap else { return }
@@ -401,7 +402,7 @@ struct BatchInserter {
                                  location: validator.place(row), hint: "replay into a database whose \(table.name) table was empty when it was adopted")
         }
         // The row the upsert will update, if any: its number stays when the update moves its key.
-        let updated = try matchedKey(values, on: db)
+        let updated = number == nil ? try matchedKey(values, on: db) : try map.number(of: key, on: db) ?? 0
         for (k, i) in writtenColumns.enumerated() { try statement.bind(values[i], at: Int32(k + 1)) }
         do {
             try statement.run()
@@ -411,7 +412,10 @@ struct BatchInserter {
         statement.rewind()
         result.count += 1
         if updated != 0 { result.updated += 1 } else { result.inserted += 1 }
-        let object = updated != 0 ? updated : try map.number(of: key, on: db) ?? 0
+        guard let object = updated != 0 ? updated : try map.number(of: key, on: db) else {
+            throw TributaryError(.objectNotFound, "the row inserted into \(table.name) has no number in \(map.name)", location: validator.place(row),
+                                 hint: "its capture triggers may be missing: open the store again to reinstall them")
+        }
         if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: object)) }
     }
 }

@@ -104,7 +104,11 @@ final class ContextEntity: Sendable {
     /// ROWID` table's number, which its capture trigger gave the row's declared key.
     func insertedKey(of values: [AttributeValue], on db: Connection) throws -> Int64 {
         guard let map = table.keyMap else { return db.lastInsertRowID }
-        return try map.number(of: map.keyColumns.map { slotIndex[$0].map { values[$0] } ?? .null }, on: db) ?? 0
+        guard let number = try map.number(of: map.keyColumns.map { slotIndex[$0].map { values[$0] } ?? .null }, on: db) else {
+            throw TributaryError(.objectNotFound, "the row inserted into \(table.name) has no number in \(map.name)", location: table.name,
+                                 hint: "its capture triggers may be missing: open the store again to reinstall them")
+        }
+        return number
     }
 
     /// Reads the slot values of the statement's current row, starting at column `first`.

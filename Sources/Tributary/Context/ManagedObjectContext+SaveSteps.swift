@@ -96,7 +96,7 @@ extension ManagedObjectContext {
                 let key = try layout.insertedKey(of: object.values, on: db)
                 keys[object.id.primaryKey] = key
                 object.saveOutcome = Outcome(version: 1, values: object.values, key: key)
-            } catch let error as SQLiteError where error.code == .constraintUnique {
+            } catch let error as SQLiteError where error.code == .constraintUnique || error.code == .constraintPrimaryKey {
                 statement.reset()
                 let outcome = try resolveUniqueConflict(object, policy: policy, keys: keys, on: db, storeID: store.identifier)
                 keys[object.id.primaryKey] = outcome.key

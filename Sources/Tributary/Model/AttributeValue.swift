@@ -110,7 +110,8 @@ extension AttributeValue: CustomStringConvertible {
 }
 
 extension AttributeValue {
-    /// Keys as a JSON array of text, bound to a statement that reads them with `json_each(?)`.
+    /// Keys as a JSON array of numbers, as text bound to a statement that reads them with
+    /// `json_each(?)`.
     static func keyList(_ keys: [Int64]) -> AttributeValue {
         .string("[" + keys.map(String.init).joined(separator: ",") + "]")
     }

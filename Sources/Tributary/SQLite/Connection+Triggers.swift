@@ -23,8 +23,10 @@ extension Connection {
     var runsMainTriggers: Bool { tributary_set_triggers_enabled(handle, -1) == 1 }
 
     /// Runs `body` with the stored triggers on, as they run for any other program, and turns
-    /// them off again after. SQLite re-prepares the connection's statements at each switch.
+    /// them off again after (left on when they were on). SQLite re-prepares the connection's
+    /// statements at each switch.
     func withMainTriggers<T>(_ body: () throws -> T) throws -> T {
+        if runsMainTriggers { return try body() }
         guard tributary_set_triggers_enabled(handle, 1) == 1 else {
             throw SQLiteError(code: SQLITE_MISUSE, message: "could not turn on the stored triggers of \(path)")
         }

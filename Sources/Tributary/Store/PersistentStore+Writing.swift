@@ -52,7 +52,9 @@ extension PersistentStore {
     /// this way (its hook events carry no rowid to tell its rows apart): its capture triggers
     /// number new keys in its ``KeyMap``, move a number with its key, and log the changes,
     /// which the transaction folds into its own history before it commits.
+    /// Nested, it runs `body` as it is.
     func writingThroughCaptureTriggers<T>(on db: Connection, _ body: () throws -> T) throws -> T {
+        if recorder.isPaused { return try body() }
         recorder.isPaused = true
         recorder.hasTriggeredWrites = true
         defer { recorder.isPaused = false }

@@ -30,9 +30,11 @@ struct StoreSchema: Sendable {
         /// The numbering of each relationship's destination that is a `WITHOUT ROWID` table, by
         /// relationship name (``KeyMap``).
         let destinationMaps: [String: KeyMap]
-        /// Whether a write of this table may reach a `WITHOUT ROWID` table (its own, or one its
-        /// relationships lead to, however far): such a write runs through the capture triggers
-        /// (`PersistentStore.writingThroughCaptureTriggers(on:_:)`).
+        /// A `WITHOUT ROWID` table's numbering (``KeyMap``); nil for a table with rowids.
+        let keyMap: KeyMap?
+        /// Whether a write of this table may change a `WITHOUT ROWID` table's rows (its own, or
+        /// through a link, a nullify or a cascade: `markReachesWithoutRowid`): such a write runs
+        /// through the capture triggers (`PersistentStore.writingThroughCaptureTriggers(on:_:)`).
         fileprivate(set) var reachesWithoutRowid = false
 
         var name: String { entity.name }
@@ -56,11 +58,9 @@ struct StoreSchema: Sendable {
         }
         /// The row's version in a `SELECT` (`alias."_version"`, or 1 for a table without versions).
         func version(_ alias: String? = nil) -> String { isVersioned ? (alias.map { "\($0)." } ?? "") + "\"_version\"" : "1" }
-        /// A `WITHOUT ROWID` table's numbering (``KeyMap``); nil for a table with rowids.
-        var keyMap: KeyMap? { KeyMap(entity) }
         /// Where Tributary's own statements write the table: its name, or a `WITHOUT ROWID`
         /// table's own in `main`, past the TEMP view of that name that reads go through.
-        var writtenTable: String { entity.isWithoutRowid ? "main.\(quote(name))" : quote(name) }
+        var writtenTable: String { Self.written(name, numbered: entity.isWithoutRowid) }
         /// The condition, on a row of ``writtenTable`` (columns unqualified), that its object's
         /// key meets `condition` (SQL following the key, as `IN (…)` or `= ?`).
         func objectKey(_ condition: String) -> String { keyMap?.numbered(condition) ?? "\(key) \(condition)" }
@@ -69,7 +69,10 @@ struct StoreSchema: Sendable {
         /// The destination's key column of relationship `name`, quoted for SQL.
         func destinationKey(_ name: String) -> String { quote(destinationKeys[name] ?? "_pk") }
         /// Where a write of relationship `name`'s destination rows goes (its ``writtenTable``).
-        func destinationTable(_ name: String, _ entity: String) -> String { destinationMaps[name] == nil ? quote(entity) : "main.\(quote(entity))" }
+        func destinationTable(_ name: String, _ entity: String) -> String { Self.written(entity, numbered: destinationMaps[name] != nil) }
+        /// `name` quoted, in `main` when it is a `WITHOUT ROWID` table's (`numbered`): past the
+        /// TEMP view of that name that reads go through.
+        static func written(_ name: String, numbered: Bool) -> String { numbered ? "main.\(quote(name))" : quote(name) }
         /// The condition, on a row of ``destinationTable(_:_:)``, that its object's key meets `condition`.
         func destinationObjectKey(_ name: String, _ condition: String) -> String {
             destinationMaps[name]?.numbered(condition) ?? "\(destinationKey(name)) \(condition)"
@@ -123,19 +126,36 @@ struct StoreSchema: Sendable {
             var columnIndex: [String: Int] = [:]
             for (i, name) in (entity.attributes.map(\.name) + foreignKeys.map(\.name)).enumerated() { columnIndex[name] = i }
             tables[entity.name] = Table(entity: entity, attributes: entity.attributes, foreignKeys: foreignKeys, storage: storage, columnIndex: columnIndex,
-                                       destinationKeys: destinationKeys, destinationMaps: destinationMaps)
+                                       destinationKeys: destinationKeys, destinationMaps: destinationMaps, keyMap: KeyMap(entity))
         }
-        for name in tables.keys {
-            var reached: Set<String> = [name], next = [name]
-            while let entity = next.popLast() {
-                for destination in model.entity(named: entity)?.relationships.map(\.destinationEntity) ?? [] where reached.insert(destination).inserted { next.append(destination) }
-            }
-            tables[name]?.reachesWithoutRowid = reached.contains { model.entity(named: $0)?.isWithoutRowid == true }
-        }
+        Self.markReachesWithoutRowid(&tables)
         self.tables = tables
         if model.entities.contains(where: { $0.attributes.contains(where: \.isDerived) }) {
             tablesWithUpdateTriggers = DerivedAttributeTriggers(schema: self).tablesWithUpdateTriggers()
         }
+    }
+
+    /// Marks the tables whose writes may change a `WITHOUT ROWID` table's rows: such a table
+    /// itself; one whose relationship's links live in such a table's column (a link, or the
+    /// nullify of a delete, writes them there); and one whose delete cascades to a table
+    /// marked so. Only these writes pay for the capture triggers.
+    private static func markReachesWithoutRowid(_ tables: inout [String: Table]) {
+        let numbered = Set(tables.values.filter(\.entity.isWithoutRowid).map(\.name))
+        var reaching = Set(tables.values.filter { table in
+            numbered.contains(table.name) || table.entity.relationships.contains { relationship in
+                guard case .foreignKeyOnDestination = table.storage[relationship.name] else { return false }
+                return numbered.contains(relationship.destinationEntity)
+            }
+        }.map(\.name))
+        var changed = !reaching.isEmpty
+        while changed {
+            let cascading = tables.values.filter { table in
+                !reaching.contains(table.name) && table.entity.relationships.contains { $0.deleteRule == .cascade && reaching.contains($0.destinationEntity) }
+            }
+            reaching.formUnion(cascading.map(\.name))
+            changed = !cascading.isEmpty
+        }
+        for name in reaching { tables[name]?.reachesWithoutRowid = true }
     }
 
     /// Whether the store is an adopted database (its tables made by another program).

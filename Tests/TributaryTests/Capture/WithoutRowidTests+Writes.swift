@@ -139,6 +139,65 @@ extension WithoutRowidTests {
         #expect(try ForeignWriter.shell(path, "SELECT name || ':' || ifnull(color, '-') FROM tags ORDER BY name;") == "red:#e00\nteal:-\n")
     }
 
+    /// A duplicate declared key fails with SQLite's primary-key constraint, not a unique one:
+    /// the save's merge policy resolves it as for any unique constraint.
+    @Test func aSavedObjectWithAKeyInUseMeetsTheMergePolicy() throws {
+        let (coordinator, start) = try adopted()
+        let refused = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try refused.insertNewObject(forEntityName: "tags")["name"] = .string("RED")
+        #expect(throws: MergeConflictError.self) { try refused.save() }
+        let merging = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        merging.mergePolicy = .mergeByPropertyObjectTrump
+        let tag = try merging.insertNewObject(forEntityName: "tags")
+        tag["name"] = .string("red")
+        tag["color"] = .string("#d00")
+        try merging.save()
+        let red = try #require(try numbers(coordinator, "tags", by: "name")["red"])
+        #expect(tag.objectID.primaryKey == red, "the object is the row that had the key: \(tag.objectID)")
+        #expect(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start))) == ["update tags/p\(red) name=red"])
+        #expect(try ForeignWriter.shell(path, "SELECT color FROM tags WHERE name = 'red';") == "#d00\n")
+    }
+
+    /// A replica's insert meets only the row with its key: a new key whose unique column
+    /// another row holds fails, rather than update that row and lose the stream's number.
+    @Test func aReplicasInsertMeetingAnotherUniqueColumnFails() throws {
+        let (coordinator, _) = try adopted()
+        let before = try numbers(coordinator, "scores", by: "code")
+        let error = try #require(throws: TributaryError.self) {
+            _ = try insert(coordinator, "scores", [["player": .string("eve"), "game": .integer(9), "code": .string("a1")]], primaryKeys: [99])
+        }
+        #expect(error.code == .uniqueConstraint, "\(error.message)")
+        #expect(try numbers(coordinator, "scores", by: "code") == before)
+        #expect(try ForeignWriter.shell(path, "SELECT count(*) FROM _tributary_keys_scores WHERE _tributary_id = 99;") == "0\n")
+    }
+
+    @Test func objectsFromADictionaryHandlerAreNumbered() throws {
+        let (coordinator, start) = try adopted()
+        var names = ["cyan", "plum"]
+        let result = try coordinator.execute(BatchInsertRequest(entityName: "tags", objects: [])) { object in
+            guard let name = names.popLast() else { return true }
+            object = ["name": .string(name)]
+            return false
+        }
+        #expect(result.inserted == 2)
+        let numbers = try numbers(coordinator, "tags", by: "name")
+        #expect(Set(summary(try coordinator.fetchHistoryChanges(.fetchHistory(after: start)))) == Set(["plum", "cyan"].map { "insert tags/p\(numbers[$0] ?? 0) name=\($0)" }))
+    }
+
+    /// Only writes that may change a `WITHOUT ROWID` table's rows pay for the triggers.
+    @Test func onlyTablesWhoseWritesMayReachOneRunThroughTheTriggers() throws {
+        try ForeignWriter.shell(path, """
+            CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER REFERENCES users (id) ON DELETE CASCADE);
+            CREATE TABLE memos (code TEXT PRIMARY KEY, owner_id INTEGER REFERENCES users (id)) WITHOUT ROWID;
+            CREATE TABLE plain (id INTEGER PRIMARY KEY, body TEXT);
+            """)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let schema = try #require(try Fixtures.adoptedCoordinator(path).persistentStores.first).schema
+        let reaching = schema.tables.values.filter(\.reachesWithoutRowid).map(\.name).sorted()
+        #expect(reaching == ["memos", "users"], "users holds memos' links; orders and plain do not reach them: \(reaching)")
+    }
+
     /// No write path of Tributary's writes through the view; one that did would get one line.
     @Test func aWriteThatReachesTheViewIsSaidInOneLine() throws {
         let (coordinator, start) = try adopted()

@@ -5,9 +5,9 @@ import TributaryTestSupport
 
 /// `WITHOUT ROWID` tables are adopted: their rows are numbered in `_tributary_keys_<table>`
 /// (numbers kept across `VACUUM`, following a row whose key changes), other programs' writes
-/// to them are recorded with the declared key, Tributary reads them like any table, writes
-/// their rows as objects (``WithoutRowidTests+Writes``) and refuses a cascade or a link into
-/// them from another entity with one line.
+/// to them are recorded with the declared key, Tributary reads them like any table and writes
+/// them through their capture triggers (``WithoutRowidTests+Writes``): its saves and batch
+/// requests, and links and cascades from other entities.
 @Suite struct WithoutRowidTests {
     let dir = TemporaryDirectory()
     var path: URL { dir.file("app.db") }

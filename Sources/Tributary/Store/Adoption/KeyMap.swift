@@ -67,6 +67,8 @@ package struct KeyMap: Sendable, Equatable {
     }
 
     private var keys: String { keyColumns.map(quote).joined(separator: ", ") }
+    /// The condition that a row's key is the one bound, a `?` per column in key order.
+    private var boundKey: String { keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ") }
 
     /// The condition that the row at hand (the map's, or the table's in a query of it: the key's
     /// columns unqualified) has the key of `other` (`NEW`, `OLD`, the table's name).
@@ -83,7 +85,7 @@ package struct KeyMap: Sendable, Equatable {
     /// The number of the row whose key is `key` (values in ``keyColumns`` order), read
     /// through the table's view; nil when there is no such row.
     func number(of key: [AttributeValue], on db: Connection) throws -> Int64? {
-        try db.scalar("SELECT \(quote(idName)) FROM \(quote(table)) WHERE \(keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND "))", key)?.integerValue
+        try db.scalar("SELECT \(quote(idName)) FROM \(quote(table)) WHERE \(boundKey)", key)?.integerValue
     }
 
     /// Gives `key` the number `number` (a replica taking its source's), unless the key has
@@ -91,7 +93,7 @@ package struct KeyMap: Sendable, Equatable {
     func claim(_ number: Int64, for key: [AttributeValue], on db: Connection) throws -> Bool {
         let marks = Array(repeating: "?", count: key.count).joined(separator: ", ")
         try db.execute("INSERT INTO main.\(quote(name)) (\(quote(Self.idColumn)), \(keys)) VALUES (?, \(marks)) ON CONFLICT DO NOTHING", [.integer(number)] + key)
-        let held = try db.scalar("SELECT \(quote(Self.idColumn)) FROM main.\(quote(name)) WHERE \(keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND "))", key)
+        let held = try db.scalar("SELECT \(quote(Self.idColumn)) FROM main.\(quote(name)) WHERE \(boundKey)", key)
         return held?.integerValue == number
     }
 
