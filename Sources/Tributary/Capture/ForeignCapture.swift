@@ -117,6 +117,8 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     func writeDidBegin(on db: Connection) throws {
         let version = try db.scalar("PRAGMA data_version")?.integerValue ?? -1
         guard version != lastDataVersion else { return }
+        // Before folding: rows another model's triggers logged would be read with this one's columns.
+        if try check.isDue(on: db) { try Self.checkModel(schema.model, on: db) }
         try foldPending(on: db)
         if try check.isDue(on: db) { tables = try check.run(on: db, schema: schema) }
         lastDataVersion = version
@@ -195,6 +197,16 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             pins.drop()
             pinnedSinceFold = false
         }
+    }
+
+    /// Refuses to go on when another process gave the store another model since this one
+    /// opened it (`tributary adopt` ran again, or a migration): its capture triggers are that
+    /// model's, and this process would fold their rows with its own columns and install its
+    /// own triggers over them, losing what the new ones capture.
+    static func checkModel(_ model: ManagedObjectModel, on db: Connection) throws {
+        guard let stored = try StoreMetadata.cachedModel(on: db), stored.versionHash != model.versionHash else { return }
+        throw TributaryError(.incompatibleModel, "another process changed the store's model since this one opened it (model \(model.versionHash) → \(stored.versionHash))",
+                             location: db.path, hint: "open the store again (tributary adopt ran again, or another process migrated it)")
     }
 
     // MARK: Folding

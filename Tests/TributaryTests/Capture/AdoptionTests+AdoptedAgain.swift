@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// A process that has the store open while `adopt` runs again (another program added a
+/// column, the user adopted again to capture it) holds the model from before: it must not
+/// fold the new triggers' rows with it, nor install its triggers over them.
+extension AdoptionTests {
+    @Test func aProcessOpenWhileTheDatabaseIsAdoptedAgainDoesNotUndoTheNewCapture() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let old = try open()
+        let start = try old.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "ALTER TABLE users ADD COLUMN nickname TEXT;")
+        _ = try old.fetchHistory(.fetchHistory(after: start))
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "UPDATE users SET nickname = 'a' WHERE id = 1;")
+        // The process open before refuses to read or write with its old model, with one line.
+        let read = try #require(throws: TributaryError.self) { try old.fetchHistory(.fetchHistory(after: start)) }
+        let write = try #require(throws: TributaryError.self) {
+            try old.execute(BatchUpdateRequest(entityName: "users", predicate: try StorePredicate(format: "name == 'Bob'"), propertiesToUpdate: ["name": .string("Robert")]))
+        }
+        for error in [read, write] {
+            #expect(error.code == .incompatibleModel && error.message.hasPrefix("another process changed the store's model since this one opened it")
+                    && error.hint?.contains("open the store again") == true, "\(error)")
+        }
+        try ForeignWriter.shell(path, "UPDATE users SET nickname = 'b' WHERE id = 1;")
+        let fresh = try open()
+        let nicknames = try fresh.fetchHistoryChanges(.fetchHistory(after: start)).compactMap { properties($0)["nickname"]?.after?.storedText }
+        #expect(nicknames == ["a", "b"], "both of the shell's updates of the new column are recorded: \(nicknames)")
+        #expect(try ForeignWriter.shell(path, "SELECT name FROM users WHERE id = 2;") == "Bob\n", "the refused write wrote nothing")
+    }
+}
