@@ -94,6 +94,40 @@ extension WithoutRowidTests {
                 "\(transactions.map(\.processName)) \(colors)")
     }
 
+    /// Python and Tributary write the same table at once, each in its own transactions: every
+    /// transaction is recorded once, whole, by its writer, and replaying history in token
+    /// order gives the table as it is.
+    @Test func pythonAndTributaryWritingTheTableAtOnceAreEachRecordedWhole() throws {
+        let (coordinator, start) = try adopted()
+        let python = try ForeignWriter.startPython(path, """
+            for i in range(150):
+                db.execute("INSERT INTO tags (name, color) VALUES (?, 'py')", ("py%d" % i,))
+                db.execute("UPDATE tags SET color = ? WHERE name = 'red'", ("py%d" % i,))
+                db.commit()
+            print("done", flush=True)
+            """)
+        for i in 0..<150 {
+            _ = try insert(coordinator, "tags", [["name": .string("tr\(i)"), "color": .string("tr")]])
+            try coordinator.execute(BatchUpdateRequest(entityName: "tags", predicate: try StorePredicate(format: "name == 'blue'"), propertiesToUpdate: ["color": .string("tr\(i)")]))
+        }
+        _ = (python.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0)
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        let foreign = transactions.filter { $0.processName == "foreign" }, own = transactions.filter { $0.processName != "foreign" }
+        #expect(foreign.count == 150 && foreign.allSatisfy { $0.changes.count == 2 }, "each Python transaction whole: \(foreign.map(\.changes.count))")
+        #expect(own.count == 300 && own.allSatisfy { $0.changes.count == 1 } && own.filter { $0.author == "importer" }.count == 150, "\(own.count)")
+        var colors: [Int64: String] = [:]
+        for change in transactions.flatMap(\.changes) {
+            if let after = property(change, "color")?.after { colors[change.changedObjectID.primaryKey] = after.storedText }
+        }
+        let rows = try coordinator.fetch(FetchRequest(entityName: "tags"))
+        for row in rows where colors[row.objectID.primaryKey] != nil {
+            #expect(row["color"]?.storedText == colors[row.objectID.primaryKey], "\(row["name"]?.storedText ?? "?") as history says")
+        }
+        #expect(rows.count == 302 && colors.count == 302, "every row inserted and both updated rows: \(rows.count) \(colors.count)")
+    }
+
     @Test func aRolledBackWriteLeavesNoNumberNoLogAndNoHistory() throws {
         let (coordinator, start) = try adopted()
         let error = try #require(throws: TributaryError.self) {
