@@ -58,13 +58,44 @@ import TributaryTestSupport
     @Test func aReplicaReplayingTheMoveEndsLikeTheSource() throws {
         let temp = TemporaryDirectory()
         let source = try StreamFixtures.source(in: temp.url)
-        _ = try Self.movedTag(source, in: temp.url)
+        let old = try Self.movedTag(source, in: temp.url)
         let stream = temp.child("stream")
         _ = try StreamExporter(coordinator: source, directory: stream, options: ExportOptions()).exportOnce()
         let replayer = try StreamReplayer(directory: stream)
-        let replica = try replayer.openTarget(at: temp.child("replica.sqlite"))
+        let replica = PersistentStoreCoordinator(managedObjectModel: try StreamFixtures.blogModel())
+        let description = PersistentStoreDescription(url: temp.child("replica.sqlite"))
+        description.persistentHistoryTracking = true
+        try replica.addPersistentStore(with: description)
         _ = try replayer.replay(into: replica)
         // The delete comes first, so the insert's unique name is free.
+        #expect(try StreamFixtures.dump(replica) == StreamFixtures.dump(source))
+        // The replica's own history links the two keys as the source's does.
+        let moves = try replica.fetchHistory(.fetchHistory(after: nil)).flatMap(\.changes).filter { $0.movedFrom != nil || $0.movedTo != nil }
+        #expect(moves.map { "\($0.changeType) \($0.changedObjectID.primaryKey) \($0.movedFrom?.primaryKey ?? -1) \($0.movedTo?.primaryKey ?? -1)" }
+                == ["delete \(old) -1 900", "insert 900 \(old) -1"], "\(moves)")
+        #expect(moves.last?.properties.first { $0.name == "name" }?.after == "swift", "the insert carries the row's values")
+    }
+
+    /// Two rows that swapped keys: the first move finds its new key taken and falls back to a
+    /// delete and an insert; the replica still ends like the source.
+    @Test func aReplicaReplayingASwapEndsLikeTheSource() throws {
+        let temp = TemporaryDirectory()
+        let source = try StreamFixtures.source(in: temp.url)
+        var tags = BatchInsertRequest(entityName: "Tag", objects: [["name": "swift"], ["name": "sqlite"]])
+        tags.resultType = .objectIDs
+        let keys = try source.execute(tags).objectIDs.map(\.primaryKey)
+        let shell = try TributaryProcess.run([temp.child("source.sqlite").path], stdin: """
+            .timeout 5000
+            BEGIN; UPDATE Tag SET _pk = 0 WHERE _pk = \(keys[0]); UPDATE Tag SET _pk = \(keys[0]) WHERE _pk = \(keys[1]); UPDATE Tag SET _pk = \(keys[1]) WHERE _pk = 0; COMMIT;
+            """, executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+        #expect(shell.status == 0, "\(shell.stderr)")
+        let stream = temp.child("stream")
+        _ = try StreamExporter(coordinator: source, directory: stream, options: ExportOptions()).exportOnce()
+        let replica = PersistentStoreCoordinator(managedObjectModel: try StreamFixtures.blogModel())
+        let description = PersistentStoreDescription(url: temp.child("replica.sqlite"))
+        description.persistentHistoryTracking = true
+        try replica.addPersistentStore(with: description)
+        _ = try StreamReplayer(directory: stream).replay(into: replica)
         #expect(try StreamFixtures.dump(replica) == StreamFixtures.dump(source))
     }
 

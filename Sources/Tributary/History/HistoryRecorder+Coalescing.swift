@@ -40,6 +40,33 @@ extension HistoryRecorder {
         record(change, entityIndex: index, keyAfter: op == SQLITE_UPDATE ? declaredKey(db: db, capture: capture, old: false) : [])
     }
 
+    /// A row whose key changed (a replica following its source's key change,
+    /// `UPDATE t SET key = 7 WHERE key = 1`): a delete at the old key linked to an insert at
+    /// the new one, every value on both, as the fold records another program's key change
+    /// (``RecordedChange/movedKey``).
+    func captureMove(db: OpaquePointer, capture index: Int, from old: Int64, to new: Int64) {
+        let capture = captures[index]
+        var before: [RecordedChange.Property] = [], after: [RecordedChange.Property] = []
+        for (column, kind) in capture.columns.enumerated() {
+            switch kind {
+            case .ignored:
+                continue
+            case .attribute(let name, let type, let excluded):
+                before.append(RecordedChange.Property(name: name, before: excluded ? nil : Self.read(db, column: column, old: true, as: type), excluded: excluded))
+                after.append(RecordedChange.Property(name: name, after: excluded ? nil : Self.read(db, column: column, old: false, as: type), excluded: excluded))
+            case .toOne(let name, let destination):
+                before.append(RecordedChange.Property(name: name, before: Self.readKey(db, column: column, old: true, destination: destination)))
+                after.append(RecordedChange.Property(name: name, after: Self.readKey(db, column: column, old: false, destination: destination)))
+            }
+        }
+        var delete = RecordedChange(type: .delete, entity: capture.entity, primaryKey: old, properties: before, movedKey: new)
+        delete.key = declaredKey(db: db, capture: capture, old: true)
+        var insert = RecordedChange(type: .insert, entity: capture.entity, primaryKey: new, properties: after, movedKey: old)
+        insert.key = declaredKey(db: db, capture: capture, old: false)
+        record(delete, entityIndex: index)
+        record(insert, entityIndex: index)
+    }
+
     /// The values of the row's declared key, old or new; empty for an entity without one.
     private func declaredKey(db: OpaquePointer, capture: TableCapture, old: Bool) -> [(name: String, value: AttributeValue)] {
         capture.keySlots.compactMap { i in

@@ -287,6 +287,10 @@ final class HistoryRecorder: @unchecked Sendable {
         if isPaused { return }
         switch target(for: table) {
         case .table(let i):
+            if op == SQLITE_UPDATE, oldKey != newKey {
+                captureMove(db: db, capture: i, from: oldKey, to: newKey)
+                return
+            }
             let key = op == SQLITE_INSERT ? newKey : oldKey
             if indexByObject[entity: i, key: key] != nil {
                 mergeRow(db: db, op: op, capture: i, key: key)

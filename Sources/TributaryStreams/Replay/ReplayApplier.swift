@@ -119,10 +119,18 @@ struct ReplayApplier {
                 if !change.added.isEmpty || !change.removed.isEmpty { try link(change) }
             }
         case .delete:
-            var request = BatchDeleteRequest(entityName: entity)
-            request.objectIDs = pending.map(objectID)
-            request.transaction = transaction
-            try coordinator.execute(request)
+            // A key change moves the row, so the target's history links the two keys as the
+            // source's did; where it cannot (the new key is taken), a delete and the insert after.
+            let deleted = try pending.filter { change in
+                guard let key = change.movedToKey else { return true }
+                return try !coordinator.moveObject(objectID(change), toKey: key, transaction: transaction)
+            }
+            if !deleted.isEmpty {
+                var request = BatchDeleteRequest(entityName: entity)
+                request.objectIDs = deleted.map(objectID)
+                request.transaction = transaction
+                try coordinator.execute(request)
+            }
         }
         pending.removeAll(keepingCapacity: true)
         appliedThrough = pendingLast
