@@ -8,10 +8,7 @@ import TributaryTestSupport
 /// fold the new triggers' rows with it, nor install its triggers over them.
 extension AdoptionTests {
     @Test func aProcessOpenWhileTheDatabaseIsAdoptedAgainDoesNotUndoTheNewCapture() throws {
-        try makeApp()
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let old = try open()
-        let start = try old.currentPersistentHistoryToken()
+        let (old, start) = try adoptedApp()
         try ForeignWriter.shell(path, "ALTER TABLE users ADD COLUMN nickname TEXT;")
         _ = try old.fetchHistory(.fetchHistory(after: start))
         _ = try PersistentStoreCoordinator.adoptDatabase(at: path)

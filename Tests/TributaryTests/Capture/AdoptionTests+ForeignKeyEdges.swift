@@ -22,10 +22,7 @@ extension AdoptionTests {
     }
 
     @Test func textAnotherProgramWritesIntoARelationshipsColumnIsRecordedAsNilWithAGapSayingSo() throws {
-        try makeApp()
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try open()
-        let start = try coordinator.currentPersistentHistoryToken()
+        let (coordinator, start) = try adoptedApp()
         try ForeignWriter.shell(path, "BEGIN; UPDATE notes SET owner_id = 'x' WHERE body = 'hello'; INSERT INTO notes (body, owner_id) VALUES ('blank', ''); COMMIT;")
         let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
         #expect(transactions.map(\.processName) == ["foreign", "capture gap"], "\(transactions.map { "\($0.processName) \($0.contextName ?? "")" })")

@@ -61,10 +61,7 @@ extension AdoptionTests {
     }
 
     @Test func aShellUpdateOfAForeignKeyIsARelationshipChangeToTheOtherObject() throws {
-        try makeApp()
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try open()
-        let start = try coordinator.currentPersistentHistoryToken()
+        let (coordinator, start) = try adoptedApp()
         try ForeignWriter.shell(path, "BEGIN; UPDATE notes SET owner_id = 2 WHERE body = 'hello'; INSERT INTO notes (body, owner_id) VALUES ('mine', 1); COMMIT;")
         let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
         let changes = transactions.flatMap(\.changes)

@@ -40,6 +40,14 @@ import TributaryTestSupport
         try Fixtures.adoptedCoordinator(path)
     }
 
+    /// The app's database made, adopted and opened, and the token before the test's writes.
+    func adoptedApp() throws -> (PersistentStoreCoordinator, PersistentHistoryToken) {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try open()
+        return (coordinator, try coordinator.currentPersistentHistoryToken())
+    }
+
     func properties(_ change: PersistentHistoryChange?) -> [String: (before: AttributeValue?, after: AttributeValue?)] {
         Dictionary((change?.properties ?? []).map { ($0.name, ($0.before, $0.after)) }, uniquingKeysWith: { a, _ in a })
     }
