@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 
 /// `tributary adopt` through the binary: an app's database made by the `sqlite3` shell
 /// becomes a store in place, the shell's writes show in history with their values, and
@@ -73,6 +74,28 @@ import Testing
         let resumed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try CLI.sqlite3(replica, "SELECT name FROM users; SELECT label FROM tags;").stdout == "ann\nred\n")
+    }
+
+    /// A `tributary run` following an adopted database while it is adopted again (another
+    /// program added a column) ends with one line rather than undo the new capture; run
+    /// again, it delivers the new column's change.
+    @Test func aRunningPipelineEndsWhenTheDatabaseIsAdoptedAgainAndTheNextRunCarriesOn() async throws {
+        let db = try makeApp()
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        let file = scratch.write("follow.yml", "source: {store: \(db)}\nsinks:\n  - type: stdout\n")
+        let log = URL(fileURLWithPath: scratch.path("run.log"))
+        let run = try TributaryProcess.start(["run", file], environment: [:], output: log)
+        defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
+        #expect(try CLI.sqlite3(db, "UPDATE users SET name = 'Annie' WHERE id = 1;").status == 0)
+        #expect(await Wait.until(.seconds(30)) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("Annie") }, "the pipeline follows")
+        #expect(try CLI.sqlite3(db, "ALTER TABLE users ADD COLUMN nickname TEXT;").status == 0)
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        #expect(try CLI.sqlite3(db, "UPDATE users SET nickname = 'nan' WHERE id = 1;").status == 0)
+        #expect(await Wait.until(.seconds(30)) { !run.isRunning }, "the stale pipeline ends")
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(run.terminationStatus != 0 && output.contains("another process changed the store's model since this one opened it"), "\(output)")
+        let again = try CLI.run(["run", file, "--once"])
+        #expect(again.status == 0 && again.stdout.contains("nan"), "the next run delivers the new column's change: \(again.stdout) \(again.stderr)")
     }
 
     /// A `WITHOUT ROWID` table through every command: numbered at adopt, the shell's writes in
