@@ -117,10 +117,12 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     func writeDidBegin(on db: Connection) throws {
         let version = try db.scalar("PRAGMA data_version")?.integerValue ?? -1
         guard version != lastDataVersion else { return }
+        // The fold writes no schema, so the schema version read once holds for both checks.
+        let due = try check.isDue(on: db)
         // Before folding: rows another model's triggers logged would be read with this one's columns.
-        if try check.isDue(on: db) { try Self.checkModel(schema.model, on: db) }
+        if due { try Self.checkModel(schema.model, on: db) }
         try foldPending(on: db)
-        if try check.isDue(on: db) { tables = try check.run(on: db, schema: schema) }
+        if due { tables = try check.run(on: db, schema: schema) }
         lastDataVersion = version
     }
 

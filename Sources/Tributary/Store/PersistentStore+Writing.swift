@@ -66,6 +66,6 @@ extension PersistentStore {
     private func appendTriggeredWrites(on db: Connection) throws {
         guard recorder.hasTriggeredWrites, let capture, recorder.isEnabled else { return }
         recorder.hasTriggeredWrites = false
-        recorder.append(try capture.foldOwnWrites(on: db))
+        try recorder.append(try capture.foldOwnWrites(on: db))
     }
 }

@@ -232,6 +232,27 @@ extension WithoutRowidTests {
         #expect(reaching == ["memos", "users"], "users holds memos' links; orders and plain do not reach them: \(reaching)")
     }
 
+    /// Keys at the edges: a missing or NULL key is refused with one line and writes nothing;
+    /// an empty text key, a 100,000-character one and a number at Int64's end are numbered.
+    @Test func keysAtTheEdgesAreNumberedOrRefusedWithOneLine() throws {
+        let (coordinator, start) = try adopted()
+        for objects in [[["color": AttributeValue.string("x")]], [["name": .null]]] {
+            let error = try #require(throws: TributaryError.self) { _ = try insert(coordinator, "tags", objects) }
+            #expect(error.code == .missingValue && error.message.contains("'name' of tags is required"), "\(error.message)")
+        }
+        #expect(try coordinator.fetchHistory(.fetchHistory(after: start)).isEmpty)
+        let long = String(repeating: "z", count: 100_000)
+        for name in ["", long] {
+            let result = try insert(coordinator, "tags", [["name": .string(name)]])
+            let numbered = try numbers(coordinator, "tags", by: "name")[name]
+            #expect(result.inserted == 1 && numbered == result.objectIDs.first?.primaryKey)
+        }
+        let far = try insert(coordinator, "events", [["id": .integer(-5), "what": .string("far")]], primaryKeys: [Int64.max])
+        #expect(far.objectIDs.map(\.primaryKey) == [Int64.max])
+        let keys = try coordinator.fetchHistoryChanges(.fetchHistory(after: start)).map { $0.key.first?.value }
+        #expect(keys == [.string(""), .string(long), .integer(-5)], "history names each row by its key")
+    }
+
     /// No write path of Tributary's writes through the view; one that did would get one line.
     @Test func aWriteThatReachesTheViewIsSaidInOneLine() throws {
         let (coordinator, start) = try adopted()

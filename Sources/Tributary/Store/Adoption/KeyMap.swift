@@ -125,14 +125,6 @@ package struct KeyMap: Sendable, Equatable {
         return ["CREATE TEMP VIEW \(quote(table)) AS SELECT m.\(quote(Self.idColumn)) AS \(quote(idName)), t.* FROM main.\(quote(table)) AS t JOIN main.\(quote(name)) AS m ON \(on)"]
     }
 
-    /// What a write that reached `table`'s view says, and what to do instead.
-    static func refusal(of table: String) -> String {
-        "'\(table)' is a WITHOUT ROWID table, which Tributary writes past its view, and this write reached the view"
-    }
-    static func refusalHint(_ table: String) -> String {
-        "write the \(table) objects through a save or a batch request on \(table) (tributary update, delete), or with another program; report the write that reached the view"
-    }
-
     /// Drops the maps of tables no longer adopted (gone, excluded): numbers they come back
     /// with start afresh, as their capture does.
     static func dropUnused(keeping maps: [KeyMap], on db: Connection) throws {
@@ -151,7 +143,8 @@ package struct KeyMap: Sendable, Equatable {
         let message = error.message
         guard message.hasPrefix(head), message.hasSuffix(tail), message.count > head.count + tail.count else { return nil }
         let table = String(message.dropFirst(head.count).dropLast(tail.count))
-        return TributaryError(.invalidInput, refusal(of: table), location: table, hint: refusalHint(table))
+        return TributaryError(.invalidInput, "'\(table)' is a WITHOUT ROWID table, which Tributary writes past its view, and this write reached the view", location: table,
+                              hint: "write the \(table) objects through a save or a batch request on \(table) (tributary update, delete), or with another program; report the write that reached the view")
     }
 
     /// The maps of `model`'s `WITHOUT ROWID` tables.
