@@ -23,8 +23,8 @@ test: bootstrap
 	# The soak with faults, 60 s, alone (make soak runs it for 10 minutes).
 	TRIBUTARY_SOAK_SECONDS=60 $(SWIFT) test --skip-build --filter SoakTests
 	# Context work from many tasks at once, under the thread sanitizer.
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ContextConcurrencyTests
+	TRIBUTARY_TSAN=1 $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TRIBUTARY_TSAN=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ContextConcurrencyTests
 	# The DocC catalogs build without a warning.
 	$(MAKE) docs
 

@@ -4,9 +4,10 @@ import PackageDescription
 // Package traits keep the server clients out of a library user's graph. Every trait is on by
 // default (this repository builds everything); a package that needs only the store writes
 //     .package(url: "…/tributary", from: "…", traits: [])
-// and resolves and builds Yams and swift-log alone: SwiftPM fetches no dependency that only
-// disabled traits use. `traits: ["Pipelines"]` adds the pipeline runtime (and the NATS and Redis
-// sinks, whose clients are system libraries); "HTTPSink" and "PostgresSink" add those clients.
+// and resolves and builds Yams, swift-log, swift-metrics (its core) and swift-crypto alone: SwiftPM
+// fetches no dependency that only disabled traits use. `traits: ["Pipelines"]` adds the pipeline
+// runtime (and the NATS and Redis sinks, whose clients are system libraries); "HTTPSink" and
+// "PostgresSink" add those clients.
 
 let package = Package(
     name: "Tributary",
@@ -172,4 +173,17 @@ let package = Package(
 // it), so nobody else resolves it.
 if Context.environment["TRIBUTARY_DOCS"] == "1" {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}
+
+// `make test` sets TRIBUTARY_TSAN=1 for its thread-sanitizer run (ContextConcurrencyTests, in
+// TributaryTests): only the store, its tests and what they use are built, not the servers'
+// clients and every other test target (six minutes of a fresh CI run, against two).
+if Context.environment["TRIBUTARY_TSAN"] == "1" {
+    let kept: Set<String> = ["CSQLite", "CZstd", "Tributary", "TributaryTestSupport", "TributaryTests"]
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products = [.library(name: "Tributary", targets: ["Tributary"])]
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
+        return !["Yams", "swift-log", "swift-metrics", "swift-crypto"].contains { location.hasSuffix("/\($0)") }
+    }
 }
