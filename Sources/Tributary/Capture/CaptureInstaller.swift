@@ -125,6 +125,23 @@ enum CaptureInstaller {
         return names
     }
 
+    /// The name `table` has in the database now: its insert trigger's table (SQLite moves a
+    /// trigger with the table another program renames), else its own name while a table has
+    /// it; nil when it is gone.
+    static func currentName(of table: CapturedTable, on db: Connection) throws -> String? {
+        let trigger = "\(CaptureLog.triggerPrefix)\(table.id)_i"
+        if let name = try db.scalar("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.string(trigger)])?.stringValue {
+            return name
+        }
+        let exists = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table.name)])?.integerValue ?? 0 > 0
+        return exists ? table.name : nil
+    }
+
+    /// The name a table was captured under, from the table list.
+    static func recordedName(of id: Int, on db: Connection) throws -> String? {
+        try db.scalar("SELECT name FROM \(CaptureLog.tables) WHERE id = ?", [.integer(Int64(id))])?.stringValue
+    }
+
     /// Removes every capture trigger (the table list and log stay, for history's sake).
     static func uninstall(on db: Connection) throws {
         for table in try recorded(on: db) { try dropTriggers(of: table.id, on: db) }

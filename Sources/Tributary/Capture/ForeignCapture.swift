@@ -224,7 +224,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         }
         let groups = try boundaries(state: state, through: newest, on: db)
         let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
-        let results = try fold.changes(of: rows, in: groups, on: db)
+        let (results, lost) = try fold.changes(of: rows, in: groups, on: db)
         var sourceIDs: [Bool: Int64] = [:]
         for (group, result) in zip(groups, results) where !result.changes.isEmpty {
             let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
@@ -234,7 +234,17 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             try Self.record(result.changes, source: source, sourceID: id, on: db)
             if !result.nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(result.nonKeys, on: db) }
         }
+        try Self.recordLost(lost, on: db)
         try markFolded(through: newest, on: db)
+    }
+
+    /// Says which tables' logged writes were left out of the fold (``ForeignFold/locate(_:on:)``):
+    /// a capture gap after the changes folded with them.
+    private static func recordLost(_ lost: [String], on db: Connection) throws {
+        guard !lost.isEmpty else { return }
+        let one = lost.count == 1
+        try CaptureCheck.recordGap(lost, "writes by other programs to \(lost.joined(separator: ", ")) were not recorded: \(one ? "the table was" : "the tables were") "
+                                   + "dropped, or left the model, before Tributary read \(one ? "its" : "their") log rows", on: db)
     }
 
     /// Folds the log rows this transaction's own statements wrote with the stored triggers on
@@ -247,8 +257,10 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         guard newest > state.foldedSeq else { return [] }
         let group = ForeignFold.Group(after: state.foldedSeq, through: newest, exact: true)
         let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
-        let result = try fold.changes(of: rows, in: [group], on: db).first
+        let (results, lost) = try fold.changes(of: rows, in: [group], on: db)
+        let result = results.first
         if let nonKeys = result?.nonKeys, !nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(nonKeys, on: db) }
+        try Self.recordLost(lost, on: db)
         try markFolded(through: newest, on: db)
         return result?.changes ?? []
     }

@@ -57,12 +57,15 @@ struct ForeignFold {
         var nonKeys: [NonKey]
     }
 
-    /// Each group's changes, in order (an empty list for a group that changed nothing).
-    func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> [Folded] {
-        var walk = StateWalk(fold: self, db: db)
+    /// Each group's changes, in order (an empty list for a group that changed nothing), and
+    /// the tables whose rows could not be read into changes (``locate(_:on:)``): their rows
+    /// are left out, for the caller to say so.
+    func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> (folded: [Folded], lost: [String]) {
+        let (names, lost) = try locate(rows, on: db)
+        var walk = StateWalk(fold: self, names: names, db: db)
         var byGroup = Array(repeating: [CaptureLogRow](), count: groups.count)
         var g = 0
-        for row in rows {
+        for row in rows where names[row.table] != nil {
             while g < groups.count, row.seq > groups[g].through { g += 1 }
             guard g < groups.count else { break }
             byGroup[g].append(row)
@@ -71,11 +74,29 @@ struct ForeignFold {
         for g in groups.indices.reversed() {
             spans[g] = try walk.span(byGroup[g])
         }
-        return spans.map { rows in
+        let folded = spans.map { rows in
             var nonKeys: [NonKey] = []
             let folded = rows.flatMap { changes($0, nonKeys: &nonKeys) }
             return Folded(changes: folded.coalesced().deletesFirst(), nonKeys: nonKeys)
         }
+        return (folded, lost)
+    }
+
+    /// The tables `rows` were logged for, as the database has them now: the name of each one
+    /// whose rows can be read (another program may have renamed it: its capture triggers
+    /// follow it, so their table is its name now), and the names of those whose cannot:
+    /// dropped before the fold (with the rows that held the values), or no longer in the
+    /// model (adopted again without them).
+    func locate(_ rows: [CaptureLogRow], on db: Connection) throws -> (names: [Int: String], lost: [String]) {
+        var names: [Int: String] = [:], lost: [String] = []
+        for id in Set(rows.map(\.table)).sorted() {
+            guard let table = tables[id], table.kind == .join ? joins[table.name] != nil : schema.tables[table.name] != nil else {
+                lost.append(try tables[id]?.name ?? CaptureInstaller.recordedName(of: id, on: db) ?? "table \(id)")
+                continue
+            }
+            if let name = try CaptureInstaller.currentName(of: table, on: db) { names[id] = name } else { lost.append(table.name) }
+        }
+        return (names, lost)
     }
 
     // MARK: Changes

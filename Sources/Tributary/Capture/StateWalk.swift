@@ -16,6 +16,8 @@ struct StateWalk {
     }
 
     let fold: ForeignFold
+    /// Each table's name in the database now, by ID (``ForeignFold/locate(_:on:)``).
+    let names: [Int: String]
     let db: Connection
     /// The states known so far at the walk's current point (nil inside: absent).
     private var states: [RowKey: [AttributeValue]?] = [:]
@@ -28,8 +30,9 @@ struct StateWalk {
     /// The columns each captured table has now, by table ID (read once per walk).
     private var present: [Int: Set<String>] = [:]
 
-    init(fold: ForeignFold, db: Connection) {
+    init(fold: ForeignFold, names: [Int: String], db: Connection) {
         self.fold = fold
+        self.names = names
         self.db = db
     }
 
@@ -102,13 +105,15 @@ struct StateWalk {
     private mutating func presentColumns(_ table: CapturedTable) throws -> Set<String> {
         if let known = present[table.id] { return known }
         let statement = try db.cachedStatement("SELECT name FROM pragma_table_info(?, 'main')")
-        try statement.bind([.string(table.name)])
+        try statement.bind([.string(name(of: table))])
         defer { statement.reset() }
         var names: Set<String> = []
         while try statement.step() { names.insert(statement.string(at: 0)) }
         present[table.id] = names
         return names
     }
+
+    private func name(of table: CapturedTable) -> String { names[table.id] ?? table.name }
 
     private mutating func set(_ key: RowKey, _ values: [AttributeValue]?) {
         states[key] = .some(values)
@@ -124,11 +129,11 @@ struct StateWalk {
             // A column another program dropped since the capture was installed reads as NULL
             // (unqualified, SQLite would read its quoted name as a string).
             let present = try presentColumns(table)
-            let columns = table.columns.isEmpty ? "1" : table.columns.map { present.contains($0) ? "\(quote(table.name)).\(quote($0))" : "NULL" }.joined(separator: ", ")
-            statement = try db.cachedStatement("SELECT \(columns) FROM \(quote(table.name)) WHERE \(quote(table.keyColumns[0])) = ?")
+            let columns = table.columns.isEmpty ? "1" : table.columns.map { present.contains($0) ? "\(quote(name(of: table))).\(quote($0))" : "NULL" }.joined(separator: ", ")
+            statement = try db.cachedStatement("SELECT \(columns) FROM \(quote(name(of: table))) WHERE \(quote(table.keyColumns[0])) = ?")
             try statement.bind([key.key])
         case .join:
-            statement = try db.cachedStatement("SELECT 1 FROM \(quote(table.name)) WHERE \"src\" = ? AND \"dst\" = ?")
+            statement = try db.cachedStatement("SELECT 1 FROM \(quote(name(of: table))) WHERE \"src\" = ? AND \"dst\" = ?")
             try statement.bind([key.key, key.second])
         }
         defer { statement.reset() }

@@ -63,7 +63,7 @@ extension StoreMetadata {
     }
 
     /// Whether the capture log holds rows not folded into history yet.
-    private static func hasUnfoldedWrites(on db: Connection) throws -> Bool {
+    static func hasUnfoldedWrites(on db: Connection) throws -> Bool {
         let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
         return newest > (try CaptureState.read(on: db)).foldedSeq
     }

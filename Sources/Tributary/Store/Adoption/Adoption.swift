@@ -12,6 +12,9 @@ struct Adoption {
     /// Adopts the database, or adopts it again (new tables in, gone tables out).
     func run(_ requested: DatabaseAdoption) throws -> AdoptionReport {
         let existing = try adoptedStore()
+        // Rows the capture logged under the model in force are folded with it first: the new
+        // one may number a table's columns otherwise, or leave the table out.
+        if existing != nil, try StoreMetadata.hasUnfoldedWrites(on: db) { throw ForeignWritesPending() }
         // Adopting again without options keeps the ones the database was adopted with.
         let options = requested == DatabaseAdoption() ? existing?.options ?? requested : requested
         let inferred = try SchemaInference(options: options).read(on: db, place: path)

@@ -20,6 +20,23 @@ extension PersistentStoreCoordinator {
     /// print(report.tables.map(\.name))
     /// ```
     public static func adoptDatabase(at url: URL, options: DatabaseAdoption = DatabaseAdoption(), busyTimeout: TimeInterval = 5) throws -> AdoptionReport {
+        do {
+            return try adoptOnce(at: url, options: options, busyTimeout: busyTimeout)
+        } catch is ForeignWritesPending {
+            // Adopting again: other programs' writes are folded with the model they were logged under.
+            let description = PersistentStoreDescription(url: url)
+            description.busyTimeout = busyTimeout
+            try PersistentStore.open(description, model: nil).close()
+        }
+        do {
+            return try adoptOnce(at: url, options: options, busyTimeout: busyTimeout)
+        } catch is ForeignWritesPending {
+            throw TributaryError(.storeLocked, "other programs kept writing to the database while it was being adopted again", location: url.standardizedFileURL.path,
+                                 hint: "stop the programs that write to it (the sqlite3 shell, scripts), then adopt it again")
+        }
+    }
+
+    private static func adoptOnce(at url: URL, options: DatabaseAdoption, busyTimeout: TimeInterval) throws -> AdoptionReport {
         let path = url.standardizedFileURL.path
         return try withExistingDatabase(path, busyTimeout: busyTimeout) { db in
             // The journal mode changes only once the adoption committed: a refused one leaves

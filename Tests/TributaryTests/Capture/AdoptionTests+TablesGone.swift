@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// Another program writes to a table and then drops, renames or narrows it before any
+/// Tributary process has read the capture log: history stays readable, what can still be
+/// read is recorded (a renamed table through its triggers, which SQLite moves with it;
+/// narrowed columns with the model they were logged under), and what cannot is said.
+extension AdoptionTests {
+    /// The gaps' descriptions and every change, from the start of history.
+    private func history(_ coordinator: PersistentStoreCoordinator) throws -> (gaps: [String], changes: [String]) {
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: nil))
+        let gaps = transactions.filter { $0.processName == "capture gap" }.compactMap(\.contextName)
+        let changes = transactions.flatMap(\.changes).map { change in
+            let values = properties(change).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.after?.storedText ?? "nil")" }
+            return "\(change.changeType) \(change.changedObjectID.entityName)/\(change.changedObjectID.primaryKey) \(values.joined(separator: " "))"
+        }
+        return (gaps, changes)
+    }
+
+    @Test func writesToATableDroppedBeforeTheyWereReadAreSaidAsAGapAndTheOthersAreRecorded() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, """
+            INSERT INTO counters VALUES (2, 5);
+            UPDATE users SET name = 'Anna' WHERE id = 1;
+            DROP TABLE counters;
+            """)
+        // Every read of history failed here ("no such table: counters"), adopting again too.
+        let (gaps, changes) = try history(try open())
+        #expect(changes.contains("update users/1 name=Anna"), "\(changes)")
+        #expect(!changes.contains { $0.contains("counters") }, "\(changes)")
+        #expect(gaps.contains { $0.hasPrefix("writes by other programs to counters were not recorded: the table was dropped") }, "\(gaps)")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "UPDATE users SET name = 'Ann' WHERE id = 1;")
+        #expect(try history(try open()).changes.last == "update users/1 name=Ann")
+    }
+
+    @Test func writesToATableRenamedBeforeTheyWereReadAreRecordedWhenTheDatabaseIsAdoptedAgain() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, """
+            UPDATE counters SET hits = 1 WHERE id = 1;
+            ALTER TABLE counters RENAME TO tallies;
+            INSERT INTO tallies VALUES (2, 7);
+            """)
+        // The user adopts again at once, as the error said: it failed, and every read after it.
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "INSERT INTO tallies VALUES (3, 9);")
+        let (_, changes) = try history(try open())
+        #expect(changes.contains("update counters/1 hits=1") && changes.contains("insert counters/2 hits=7"),
+                "the writes before adopting again, read from the renamed table under the model they were logged with: \(changes)")
+        #expect(changes.last == "insert tallies/3 hits=9", "\(changes)")
+    }
+
+    @Test func anUpdateLoggedBeforeAColumnWasDroppedIsRecordedWhenTheDatabaseIsAdoptedAgain() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, """
+            UPDATE users SET avatar = X'01' WHERE id = 1;
+            PRAGMA legacy_alter_table = ON;
+            ALTER TABLE users DROP COLUMN score;
+            """)
+        // Adopting again numbered the columns anew before the log row was read: the update
+        // of the last column was read as one of a column that no longer exists, and lost.
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try open()
+        let change = try #require(try coordinator.fetchHistoryChanges(.fetchHistory(after: nil)).first { $0.changeType == .update })
+        #expect(properties(change)["avatar"]?.before == .data(Data()) && properties(change)["avatar"]?.after == .data(Data([1])), "\(properties(change))")
+    }
+}
