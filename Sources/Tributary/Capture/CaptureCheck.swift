@@ -24,12 +24,12 @@ struct CaptureCheck {
     mutating func run(on db: Connection, schema: StoreSchema) throws -> [CapturedTable] {
         let installed = try CaptureInstaller.install(on: db, schema: schema)
         if !installed.drifted.isEmpty {
-            let line = "writes by other programs to \(installed.drifted.joined(separator: ", ")) since token \(try since(on: db)) may be missing: "
+            let line = "writes by other programs to \(installed.drifted.joined(separator: ", ")) since token \(try Self.since(on: db)) may be missing: "
                 + "the capture triggers of \(installed.drifted.count == 1 ? "that table" : "those tables") had been dropped or altered (installed again)"
             try Self.recordGap(installed.drifted, line, on: db)
         }
         if !installed.unprobed.isEmpty {
-            try Self.recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try since(on: db)) "
+            try Self.recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try Self.since(on: db)) "
                           + "may be missing: another program made a unique index the capture did not probe (probed from now on)", on: db)
         }
         if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, on: db) }
@@ -48,7 +48,7 @@ struct CaptureCheck {
         let reported = Set((try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? [])
         let unreported = (new.map { "+" + $0 } + installed.missing.map { "-" + $0 } + installed.changed.map { "~" + $0 }).filter { !reported.contains($0) }
         guard !unreported.isEmpty else { return }
-        let since = try since(on: db)
+        let since = try Self.since(on: db)
         let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }
         let dropped = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }
         var parts: [String] = []
@@ -76,7 +76,8 @@ struct CaptureCheck {
     /// The `_tributary_metadata` key listing the tables already reported outside capture.
     static let reportedKey = "captureReported"
 
-    private func since(on db: Connection) throws -> Int64 {
+    /// The token as of which the capture was last checked whole.
+    static func since(on db: Connection) throws -> Int64 {
         try db.scalar("SELECT checkedToken FROM \(CaptureLog.state) WHERE id = 1")?.integerValue ?? 0
     }
 

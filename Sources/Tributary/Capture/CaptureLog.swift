@@ -37,25 +37,37 @@ enum CaptureLog {
         (Int(code / 65_536), Int((code % 65_536) / 8), Op(rawValue: Int(code % 8)))
     }
 
-    /// Creates the log (with `valueColumns` value columns), its table list and its state row.
-    static func create(on db: Connection, valueColumns: Int) throws {
-        let values = (0..<max(valueColumns, 1)).map { ", c\($0)" }.joined()
+    /// Creates the log (with a value column for each column of `schema`'s widest table), its
+    /// table list and its state row. Returns true when the log was missing while its state was
+    /// not (another program dropped it): it is made again numbered on from the position
+    /// folded, so that its new rows are read, and what it held unread is lost.
+    @discardableResult
+    static func create(on db: Connection, schema: StoreSchema) throws -> Bool {
+        let valueColumns = max(schema.tables.values.map(\.dataColumns.count).max() ?? 1, 1)
+        let hadState = try exists(state, on: db)
+        let hadLog = try exists(table, on: db)
+        let values = (0..<valueColumns).map { ", c\($0)" }.joined()
         try db.execute("""
-            CREATE TABLE IF NOT EXISTS \(table) (seq INTEGER PRIMARY KEY, t INTEGER NOT NULL, k0, k1\(values));
-            INSERT INTO \(table) (seq, t) SELECT 0, 0 WHERE NOT EXISTS (SELECT 1 FROM \(table));
-            CREATE TABLE IF NOT EXISTS \(tables) (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
-                columns TEXT NOT NULL, uniques TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS \(state) (id INTEGER PRIMARY KEY CHECK (id = 1), walSalt1 INTEGER, walSalt2 INTEGER,
                 walFrame INTEGER NOT NULL DEFAULT 0, foldedSeq INTEGER NOT NULL DEFAULT 0, checkedToken INTEGER NOT NULL DEFAULT 0);
             INSERT OR IGNORE INTO \(state) (id) VALUES (1);
+            CREATE TABLE IF NOT EXISTS \(table) (seq INTEGER PRIMARY KEY, t INTEGER NOT NULL, k0, k1\(values));
+            INSERT INTO \(table) (seq, t) SELECT (SELECT foldedSeq FROM \(state) WHERE id = 1), 0 WHERE NOT EXISTS (SELECT 1 FROM \(table));
+            CREATE TABLE IF NOT EXISTS \(tables) (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+                columns TEXT NOT NULL, uniques TEXT NOT NULL);
             """)
         if try db.scalar("SELECT count(*) FROM pragma_table_info('\(state)') WHERE name = 'checkedToken'")?.integerValue == 0 {
             try db.execute("ALTER TABLE \(state) ADD COLUMN checkedToken INTEGER NOT NULL DEFAULT 0")
         }
         let existing = try db.scalar("SELECT count(*) FROM pragma_table_info('\(table)') WHERE name GLOB 'c[0-9]*'")?.integerValue ?? 0
         // The log keeps the columns it has when fewer are needed (a table lost columns).
-        for column in min(Int(existing), max(valueColumns, 1))..<max(valueColumns, 1) {
+        for column in min(Int(existing), valueColumns)..<valueColumns {
             try db.execute("ALTER TABLE \(table) ADD COLUMN c\(column)")
         }
+        return hadState && !hadLog
+    }
+
+    static func exists(_ name: String, on db: Connection) throws -> Bool {
+        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)])?.integerValue ?? 0 > 0
     }
 }

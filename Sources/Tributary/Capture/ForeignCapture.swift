@@ -69,7 +69,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let capture = ForeignCapture(schema: schema, pins: try CapturePins(path: database.path, busyTimeout: database.busyTimeout))
         try database.addParticipant(capture) { db in
             try db.transaction {
-                try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
+                try capture.makeLog(on: db)
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
                 capture.tables = try CaptureInstaller.recorded(on: db, schema: schema)
                 try capture.foldPending(on: db, recordingPosition: true)
@@ -120,7 +120,10 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         // The fold writes no schema, so the schema version read once holds for both checks.
         let due = try check.isDue(on: db)
         // Before folding: rows another model's triggers logged would be read with this one's columns.
-        if due { try Self.checkModel(schema.model, on: db) }
+        if due {
+            try Self.checkModel(schema.model, on: db)
+            try makeLog(on: db)
+        }
         try foldPending(on: db)
         if due { tables = try check.run(on: db, schema: schema) }
         lastDataVersion = version
@@ -209,6 +212,13 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         guard let stored = try StoreMetadata.cachedModel(on: db), stored.versionHash != model.versionHash else { return }
         throw TributaryError(.incompatibleModel, "another process changed the store's model since this one opened it (model \(model.versionHash) → \(stored.versionHash))",
                              location: db.path, hint: "open the store again (tributary adopt ran again, or another process migrated it)")
+    }
+
+    /// Makes the log when it is missing; when another program dropped it, records a gap.
+    private func makeLog(on db: Connection) throws {
+        guard try CaptureLog.create(on: db, schema: schema) else { return }
+        try CaptureCheck.recordGap(schema.tables.keys.sorted(), "writes by other programs since token \(try CaptureCheck.since(on: db)) may be missing: "
+                                   + "another program dropped Tributary's capture log (made again; their writes failed while it was missing)", on: db)
     }
 
     // MARK: Folding

@@ -28,7 +28,7 @@ extension StoreMetadata {
         try DerivedAttributeTriggers.install(on: db, schema: schema)
         for sql in migration.backfills { try db.execute(sql) }
         if captured {
-            try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
+            try CaptureLog.create(on: db, schema: schema)
             _ = try CaptureInstaller.install(on: db, schema: schema)
         }
         try write(on: db, ["model": String(decoding: migration.model.canonicalJSON(), as: UTF8.self), "modelHash": migration.model.versionHash])
@@ -64,6 +64,8 @@ extension StoreMetadata {
 
     /// Whether the capture log holds rows not folded into history yet.
     static func hasUnfoldedWrites(on db: Connection) throws -> Bool {
+        // A log another program dropped: opening the store makes it again and says so.
+        guard try CaptureLog.exists(CaptureLog.table, on: db) else { return true }
         let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
         return newest > (try CaptureState.read(on: db)).foldedSeq
     }

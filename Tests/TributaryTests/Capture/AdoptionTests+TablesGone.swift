@@ -4,9 +4,10 @@ import Testing
 import TributaryTestSupport
 
 /// Another program writes to a table and then drops, renames or narrows it before any
-/// Tributary process has read the capture log: history stays readable, what can still be
-/// read is recorded (a renamed table through its triggers, which SQLite moves with it;
-/// narrowed columns with the model they were logged under), and what cannot is said.
+/// Tributary process has read the capture log, or drops the log itself: history stays
+/// readable, what can still be read is recorded (a renamed table through its triggers,
+/// which SQLite moves with it; narrowed columns with the model they were logged under),
+/// and what cannot is said.
 extension AdoptionTests {
     /// The gaps' descriptions and every change, from the start of history.
     private func history(_ coordinator: PersistentStoreCoordinator) throws -> (gaps: [String], changes: [String]) {
@@ -68,5 +69,23 @@ extension AdoptionTests {
         let coordinator = try open()
         let change = try #require(try coordinator.fetchHistoryChanges(.fetchHistory(after: nil)).first { $0.changeType == .update })
         #expect(properties(change)["avatar"]?.before == .data(Data()) && properties(change)["avatar"]?.after == .data(Data([1])), "\(properties(change))")
+    }
+
+    @Test func aCaptureLogAnotherProgramDropsIsMadeAgainNumberedOnAndTheLossIsSaid() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "INSERT INTO counters VALUES (2, 1);")
+        #expect(try history(try open()).changes == ["insert counters/2 hits=1"])
+        try ForeignWriter.shell(path, "INSERT INTO counters VALUES (3, 1); DROP TABLE _tributary_capture_log;")
+        #expect(throws: ForeignWriter.Failure.self, "a write with the log missing fails whole") {
+            try ForeignWriter.shell(path, "INSERT INTO counters VALUES (4, 1);")
+        }
+        _ = try open()
+        try ForeignWriter.shell(path, "INSERT INTO counters VALUES (5, 1);")
+        // The log was made again from 0, under the folded position: its rows were taken as folded.
+        let (gaps, changes) = try history(try open())
+        #expect(changes == ["insert counters/2 hits=1", "insert counters/5 hits=1"], "\(changes)")
+        #expect(gaps.contains { $0.contains("another program dropped Tributary's capture log") }, "\(gaps)")
+        #expect(try ForeignWriter.shell(path, "SELECT id FROM counters ORDER BY id;") == "1\n2\n3\n5\n")
     }
 }

@@ -41,7 +41,7 @@ struct Adoption {
             CaptureCheck.reportedKey: "[]",
         ])
         let schema = StoreSchema(model: model)
-        try CaptureLog.create(on: db, valueColumns: schema.tables.values.map(\.dataColumns.count).max() ?? 1)
+        try CaptureLog.create(on: db, schema: schema)
         _ = try CaptureInstaller.install(on: db, schema: schema)
         try KeyMap.dropUnused(keeping: KeyMap.all(in: model), on: db)
         let before = Set(existing?.model.entities.map(\.name) ?? [])
