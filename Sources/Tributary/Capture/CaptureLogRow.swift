@@ -20,7 +20,8 @@ struct CaptureLogRow {
             guard let op, op != .sentinel else { continue }
             rows.append(CaptureLogRow(seq: statement.int64(at: 0), table: table, column: column, op: op,
                                       k0: statement.value(at: 2), k1: statement.value(at: 3),
-                                      values: (4..<statement.columnCount).map { statement.value(at: $0) }))
+                                      // An insert logs its key only: no values to read (a large fold holds every row).
+                                      values: op == .insert ? [] : (4..<statement.columnCount).map { statement.value(at: $0) }))
         }
         return rows
     }

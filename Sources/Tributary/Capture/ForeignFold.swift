@@ -63,21 +63,25 @@ struct ForeignFold {
     func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> (folded: [Folded], lost: [String]) {
         let (names, lost) = try locate(rows, on: db)
         var walk = StateWalk(fold: self, names: names, db: db)
-        var byGroup = Array(repeating: [CaptureLogRow](), count: groups.count)
-        var g = 0
-        for row in rows where names[row.table] != nil {
-            while g < groups.count, row.seq > groups[g].through { g += 1 }
-            guard g < groups.count else { break }
-            byGroup[g].append(row)
+        // Each group's rows, as a range of `rows` (in `seq` order, as the groups are).
+        var ranges: [Range<Int>] = []
+        var start = 0
+        for group in groups {
+            var end = start
+            while end < rows.count, rows[end].seq <= group.through { end += 1 }
+            ranges.append(start..<end)
+            start = end
         }
         var spans = Array(repeating: [StateWalk.Span](), count: groups.count)
         for g in groups.indices.reversed() {
-            spans[g] = try walk.span(byGroup[g])
+            spans[g] = try walk.span(rows[ranges[g]])
         }
-        let folded = spans.map { rows in
+        var folded: [Folded] = []
+        for g in spans.indices {
             var nonKeys: [NonKey] = []
-            let folded = rows.flatMap { changes($0, nonKeys: &nonKeys) }
-            return Folded(changes: folded.coalesced().deletesFirst(), nonKeys: nonKeys)
+            let group = spans[g].flatMap { changes($0, nonKeys: &nonKeys) }
+            spans[g] = []
+            folded.append(Folded(changes: group.coalesced().deletesFirst(), nonKeys: nonKeys))
         }
         return (folded, lost)
     }

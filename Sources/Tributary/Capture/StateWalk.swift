@@ -38,31 +38,40 @@ struct StateWalk {
 
     /// Walks back over one transaction's rows: each row it touched, in order of first
     /// touch, with its state at the transaction's start and end and the keys it moved between.
-    mutating func span(_ rows: [CaptureLogRow]) throws -> [Span] {
+    mutating func span(_ rows: ArraySlice<CaptureLogRow>) throws -> [Span] {
+        // Arrays by order of first touch rather than more tables keyed by row: a large fold holds one entry per row.
         var order: [RowKey] = []
-        var seen = Set<RowKey>()
-        for row in rows { for key in keys(of: row) where seen.insert(key).inserted { order.append(key) } }
-        var ends: [RowKey: [AttributeValue]?] = [:]
+        var index: [RowKey: Int] = [:]
+        for row in rows {
+            for key in keys(of: row) where index[key] == nil {
+                index[key] = order.count
+                order.append(key)
+            }
+        }
+        var ends = [[AttributeValue]?](repeating: nil, count: order.count)
+        var endRead = [Bool](repeating: false, count: order.count)
         endKeys.removeAll()
         for row in rows.reversed() {
-            for key in keys(of: row) where ends.index(forKey: key) == nil {
-                let end = try state(key)
-                ends[key] = .some(end)
-                if end != nil { endKeys[key] = key }
+            for key in keys(of: row) {
+                let i = index[key]!
+                guard !endRead[i] else { continue }
+                endRead[i] = true
+                ends[i] = try state(key)
+                if ends[i] != nil { endKeys[key] = key }
             }
             try apply(row)
         }
-        var spans: [RowKey: Span] = [:]
-        for key in order { spans[key] = Span(key: key, start: try state(key), end: ends[key] ?? nil) }
+        var spans = try order.indices.map { Span(key: order[$0], start: try state(order[$0]), end: ends[$0]) }
         for (start, end) in endKeys where start != end {
-            spans[start]?.movedTo = end
-            spans[end]?.movedFrom = start
+            if let i = index[start] { spans[i].movedTo = end }
+            if let i = index[end] { spans[i].movedFrom = start }
         }
-        return order.compactMap { spans[$0] }
+        return spans
     }
 
+    /// The rows `row` touched; none when its table's rows cannot be read (``ForeignFold/locate(_:on:)``).
     private func keys(of row: CaptureLogRow) -> [RowKey] {
-        guard let table = fold.tables[row.table] else { return [] }
+        guard names[row.table] != nil, let table = fold.tables[row.table] else { return [] }
         if table.kind == .join { return [RowKey(table: row.table, key: row.k0, second: row.k1)] }
         let key = RowKey(table: row.table, key: row.k0)
         if row.op == .keyChange, let old = row.values.first { return [key, RowKey(table: row.table, key: old)] }
@@ -71,8 +80,7 @@ struct StateWalk {
 
     /// Steps back over one row: the state before it.
     private mutating func apply(_ row: CaptureLogRow) throws {
-        guard let table = fold.tables[row.table] else { return }
-        let key = keys(of: row)[0]
+        guard let key = keys(of: row).first, let table = fold.tables[row.table] else { return }
         let width = table.columns.count
         let logged = Array(row.values.prefix(width)) + Array(repeating: AttributeValue.null, count: max(0, width - row.values.count))
         switch row.op {
