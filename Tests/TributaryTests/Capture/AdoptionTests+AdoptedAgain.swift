@@ -28,4 +28,32 @@ extension AdoptionTests {
         #expect(nicknames == ["a", "b"], "both of the shell's updates of the new column are recorded: \(nicknames)")
         #expect(try ForeignWriter.shell(path, "SELECT name FROM users WHERE id = 2;") == "Bob\n", "the refused write wrote nothing")
     }
+
+    @Test func adoptingAgainWhileAnotherProgramKeepsWritingLosesNoneOfItsWrites() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "ALTER TABLE counters ADD COLUMN note TEXT;")
+        let writer = try ForeignWriter.startPython(path, """
+            i = 0
+            while True:
+                db.execute("INSERT INTO counters (hits) VALUES (?)", (i,))
+                db.commit()
+                i += 1
+            """)
+        // SIGKILL: the child inherits the test thread's blocked signals, SIGTERM among them.
+        defer { kill(writer.processIdentifier, SIGKILL) }
+        Thread.sleep(forTimeInterval: 0.3)
+        // Its writes are folded in the transaction that adopts again: none can come between
+        // (folding first and then adopting failed as long as the writer went on).
+        let report = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        #expect(report.wasAdopted)
+        Thread.sleep(forTimeInterval: 0.2)
+        kill(writer.processIdentifier, SIGKILL)
+        writer.waitUntilExit()
+        let coordinator = try open()
+        let inserted = try coordinator.fetchHistoryChanges(.fetchHistory(after: nil)).filter { $0.changedObjectID.entityName == "counters" && $0.changeType == .insert }
+        let rows = try ForeignWriter.shell(path, "SELECT count(*) FROM counters WHERE id > 1;").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(rows) ?? 0 > 100, "the writer wrote throughout: \(rows)")
+        #expect(inserted.count == Int(rows) && Set(inserted.map(\.changedObjectID.primaryKey)).count == inserted.count, "every row recorded once: \(inserted.count) of \(rows)")
+    }
 }

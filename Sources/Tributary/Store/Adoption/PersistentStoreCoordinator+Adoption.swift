@@ -23,16 +23,19 @@ extension PersistentStoreCoordinator {
         do {
             return try adoptOnce(at: url, options: options, busyTimeout: busyTimeout)
         } catch is ForeignWritesPending {
-            // Adopting again: other programs' writes are folded with the model they were logged under.
+            // Adopting again with other programs' writes not yet folded: the store, opened with
+            // the model they were logged under, folds them in the write transaction that adopts
+            // it again, so none can come between.
             let description = PersistentStoreDescription(url: url)
             description.busyTimeout = busyTimeout
-            try PersistentStore.open(description, model: nil).close()
-        }
-        do {
-            return try adoptOnce(at: url, options: options, busyTimeout: busyTimeout)
-        } catch is ForeignWritesPending {
-            throw TributaryError(.storeLocked, "other programs kept writing to the database while it was being adopted again", location: url.standardizedFileURL.path,
-                                 hint: "stop the programs that write to it (the sqlite3 shell, scripts), then adopt it again")
+            let store = try PersistentStore.open(description, model: nil)
+            defer { store.close() }
+            let path = url.standardizedFileURL.path
+            do {
+                return try store.write { db in try Adoption(db: db, path: path, journalMode: "wal").run(options) }
+            } catch let error as SQLiteError {
+                throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+            }
         }
     }
 
