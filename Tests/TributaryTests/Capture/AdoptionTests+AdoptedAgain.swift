@@ -33,19 +33,24 @@ extension AdoptionTests {
         try makeApp()
         _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
         try ForeignWriter.shell(path, "ALTER TABLE counters ADD COLUMN note TEXT;")
+        // A writer that never stops; its millisecond between commits lets another take the
+        // lock (without it, SQLite's busy handler of any other connection, the sqlite3 shell's
+        // too, can wait out its timeout on a loaded machine).
         let writer = try ForeignWriter.startPython(path, """
+            import time
             i = 0
             while True:
                 db.execute("INSERT INTO counters (hits) VALUES (?)", (i,))
                 db.commit()
                 i += 1
+                time.sleep(0.001)
             """)
         // SIGKILL: the child inherits the test thread's blocked signals, SIGTERM among them.
         defer { kill(writer.processIdentifier, SIGKILL) }
         Thread.sleep(forTimeInterval: 0.3)
         // Its writes are folded in the transaction that adopts again: none can come between
         // (folding first and then adopting failed as long as the writer went on).
-        let report = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let report = try PersistentStoreCoordinator.adoptDatabase(at: path, busyTimeout: 30)
         #expect(report.wasAdopted)
         Thread.sleep(forTimeInterval: 0.2)
         kill(writer.processIdentifier, SIGKILL)
@@ -53,7 +58,7 @@ extension AdoptionTests {
         let coordinator = try open()
         let inserted = try coordinator.fetchHistoryChanges(.fetchHistory(after: nil)).filter { $0.changedObjectID.entityName == "counters" && $0.changeType == .insert }
         let rows = try ForeignWriter.shell(path, "SELECT count(*) FROM counters WHERE id > 1;").trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(Int(rows) ?? 0 > 100, "the writer wrote throughout: \(rows)")
+        #expect(Int(rows) ?? 0 > 50, "the writer wrote throughout: \(rows)")
         #expect(inserted.count == Int(rows) && Set(inserted.map(\.changedObjectID.primaryKey)).count == inserted.count, "every row recorded once: \(inserted.count) of \(rows)")
     }
 }
