@@ -133,8 +133,7 @@ enum CaptureInstaller {
         if let name = try db.scalar("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.string(trigger)])?.stringValue {
             return name
         }
-        let exists = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table.name)])?.integerValue ?? 0 > 0
-        return exists ? table.name : nil
+        return try db.hasTable(table.name) ? table.name : nil
     }
 
     /// The name a table was captured under, from the table list.

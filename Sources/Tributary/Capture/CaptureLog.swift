@@ -44,8 +44,8 @@ enum CaptureLog {
     @discardableResult
     static func create(on db: Connection, schema: StoreSchema) throws -> Bool {
         let valueColumns = max(schema.tables.values.map(\.dataColumns.count).max() ?? 1, 1)
-        let hadState = try exists(state, on: db)
-        let hadLog = try exists(table, on: db)
+        let hadState = try db.hasTable(state)
+        let hadLog = try db.hasTable(table)
         let values = (0..<valueColumns).map { ", c\($0)" }.joined()
         try db.execute("""
             CREATE TABLE IF NOT EXISTS \(state) (id INTEGER PRIMARY KEY CHECK (id = 1), walSalt1 INTEGER, walSalt2 INTEGER,
@@ -65,9 +65,5 @@ enum CaptureLog {
             try db.execute("ALTER TABLE \(table) ADD COLUMN c\(column)")
         }
         return hadState && !hadLog
-    }
-
-    static func exists(_ name: String, on db: Connection) throws -> Bool {
-        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(name)])?.integerValue ?? 0 > 0
     }
 }

@@ -31,7 +31,7 @@ enum SchemaHistory {
 
     /// Whether the store at `db` keeps schema history.
     static func exists(on db: Connection) throws -> Bool {
-        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0 > 0
+        try db.hasTable(table)
     }
 
     /// Writes the baseline, `model` at the newest token, when the table has no row yet.

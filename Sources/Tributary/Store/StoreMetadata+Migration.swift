@@ -59,13 +59,13 @@ extension StoreMetadata {
     }
 
     private static func hasCapture(on db: Connection) throws -> Bool {
-        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(CaptureLog.tables)])?.integerValue ?? 0 > 0
+        try db.hasTable(CaptureLog.tables)
     }
 
     /// Whether the capture log holds rows not folded into history yet.
     static func hasUnfoldedWrites(on db: Connection) throws -> Bool {
         // A log another program dropped: opening the store makes it again and says so.
-        guard try CaptureLog.exists(CaptureLog.table, on: db) else { return true }
+        guard try db.hasTable(CaptureLog.table) else { return true }
         let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
         return newest > (try CaptureState.read(on: db)).foldedSeq
     }

@@ -31,7 +31,7 @@ enum StoreMetadata {
 
     /// Whether the database has Tributary's metadata table.
     private static func exists(on db: Connection) throws -> Bool {
-        try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0 > 0
+        try db.hasTable(table)
     }
 
     private static func isEmpty(on db: Connection) throws -> Bool {
@@ -87,7 +87,7 @@ enum StoreMetadata {
     /// The model cached in the store, nil when the database has none (or it does not decode:
     /// ``load(on:given:place:canWrite:)`` reports that).
     static func cachedModel(on db: Connection) throws -> ManagedObjectModel? {
-        guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue ?? 0 > 0,
+        guard try db.hasTable(table),
               let text = try db.scalar("SELECT value FROM \(table) WHERE key = 'model'")?.stringValue else { return nil }
         return try? ManagedObjectModel.fromJSON(Data(text.utf8))
     }

@@ -25,7 +25,7 @@ extension PipelineStatus {
     public static func all(in coordinator: PersistentStoreCoordinator) throws -> [PipelineStatus] {
         guard let store = coordinator.persistentStores.first else { throw TributaryError(.noStore, "the coordinator has no store") }
         return try store.readOwnTable { db in
-            guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(table)])?.integerValue == 1 else { return [] }
+            guard try db.hasTable(table) else { return [] }
             let statement = try db.makeStatement("SELECT pipeline, consumer, state, lastError, process, host, since, heartbeat FROM \(table) ORDER BY pipeline")
             var statuses: [PipelineStatus] = []
             while try statement.step() {

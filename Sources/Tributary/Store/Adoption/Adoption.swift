@@ -70,7 +70,7 @@ struct Adoption {
     /// The adopted store in the database, or nil when it has none; a store Tributary
     /// created is refused (its tables are its own).
     private func adoptedStore() throws -> (identifier: UUID, model: ManagedObjectModel, options: DatabaseAdoption)? {
-        guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(Self.metadata)])?.integerValue ?? 0 > 0 else { return nil }
+        guard try db.hasTable(Self.metadata) else { return nil }
         let (identifier, model, _) = try StoreMetadata.load(on: db, given: nil, place: path, canWrite: false)
         guard model.entities.allSatisfy({ $0.tableKey != nil }) else {
             throw TributaryError(.invalidInput, "a store made by Tributary, not an adopted database", location: path,

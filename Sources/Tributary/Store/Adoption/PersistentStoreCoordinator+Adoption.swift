@@ -35,6 +35,10 @@ extension PersistentStoreCoordinator {
                 return try store.write { db in try Adoption(db: db, path: path, journalMode: "wal").run(options) }
             } catch let error as SQLiteError {
                 throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
+            } catch is ForeignWritesPending {
+                // Only when the store could not fold them (opened without capture: read-only).
+                throw TributaryError(.readOnly, "other programs' writes to the database are not recorded yet, and this process cannot record them", location: path,
+                                     hint: "adopt it again as a user who can write the database and its directory")
             }
         }
     }
