@@ -20,9 +20,21 @@ struct CaptureLogRow {
             guard let op, op != .sentinel else { continue }
             rows.append(CaptureLogRow(seq: statement.int64(at: 0), table: table, column: column, op: op,
                                       k0: statement.value(at: 2), k1: statement.value(at: 3),
-                                      // An insert logs its key only: no values to read (a large fold holds every row).
+                                      // An insert logs its key only: no values to read.
                                       values: op == .insert ? [] : (4..<statement.columnCount).map { statement.value(at: $0) }))
         }
         return rows
+    }
+
+    /// The IDs of the tables the rows with `seq` in `(after, through]` were logged for.
+    static func tables(on db: Connection, after: Int64, through: Int64) throws -> Set<Int> {
+        let statement = try db.makeStatement("SELECT DISTINCT t FROM \(CaptureLog.table) WHERE seq > ? AND seq <= ?")
+        try statement.bind([.integer(after), .integer(through)])
+        var tables: Set<Int> = []
+        while try statement.step() {
+            let (table, _, op) = CaptureLog.decode(statement.int64(at: 0))
+            if let op, op != .sentinel { tables.insert(table) }
+        }
+        return tables
     }
 }

@@ -233,15 +233,19 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             return
         }
         let groups = try boundaries(state: state, through: newest, on: db)
-        let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
-        let (results, lost) = try fold.changes(of: rows, in: groups, on: db)
+        let indexed = try ObjectTimelineIndex.exists(on: db)
+        // Each group encoded as the walk reaches it, so that only the payloads wait for the
+        // walk's end (the transactions are written oldest first, for their tokens).
+        let (results, lost) = try fold.changes(in: groups, on: db) { try Encoded($0, indexed: indexed) }
         var sourceIDs: [Bool: Int64] = [:]
-        for (group, result) in zip(groups, results) where !result.changes.isEmpty {
-            let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
-            let source = HistorySource(author: nil, contextName: nil, processID: processID, processName: processName)
-            let id = try sourceIDs[group.exact] ?? HistoryRecorder.sourceID(source, on: db)
-            sourceIDs[group.exact] = id
-            try Self.record(result.changes, source: source, sourceID: id, on: db)
+        for (group, result) in zip(groups, results) {
+            if let row = result.row {
+                let (processID, processName) = group.exact ? Self.foreignSource : Self.unknownBoundariesSource
+                let source = HistorySource(author: nil, contextName: nil, processID: processID, processName: processName)
+                let id = try sourceIDs[group.exact] ?? HistoryRecorder.sourceID(source, on: db)
+                sourceIDs[group.exact] = id
+                _ = try HistoryRecorder.insertTransaction(row.from(source), sourceID: id, on: db)
+            }
             if !result.nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(result.nonKeys, on: db) }
         }
         try Self.recordLost(lost, on: db)
@@ -266,8 +270,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
         guard newest > state.foldedSeq else { return [] }
         let group = ForeignFold.Group(after: state.foldedSeq, through: newest, exact: true)
-        let rows = try CaptureLogRow.read(on: db, after: state.foldedSeq, through: newest)
-        let (results, lost) = try fold.changes(of: rows, in: [group], on: db)
+        let (results, lost) = try fold.changes(in: [group], on: db) { $0 }
         let result = results.first
         if let nonKeys = result?.nonKeys, !nonKeys.isEmpty { try ForeignFold.NonKey.recordGap(nonKeys, on: db) }
         try Self.recordLost(lost, on: db)
@@ -290,9 +293,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// first pin taken in the same transaction): the next fold then knows its generation.
     private func recordPosition(_ state: CaptureState, on db: Connection) throws {
         let read = walReader(db)
-        let root = try logRoot(on: db)
-        let file = try filePage(db)
-        commits += scanner.scan(read) { page in LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) }) }
+        try scanCommits(on: db)
         commits.removeAll { $0.maxSeq <= state.foldedSeq }
         try CaptureState(salts: WALScanner.salts(read), walFrame: scanner.frame, foldedSeq: state.foldedSeq).write(on: db)
     }
@@ -312,15 +313,28 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             groups += Self.blind(after: lower, through: min(inFile, newest))
             lower = max(lower, min(inFile, newest))
         }
-        let root = try logRoot(on: db)
-        let file = try filePage(db)
-        commits += scanner.scan(read) { page in LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) }) }
+        try scanCommits(on: db)
         for commit in commits where commit.maxSeq > lower && lower < newest {
             let through = min(commit.maxSeq, newest)
-            groups.append(ForeignFold.Group(after: lower, through: through, exact: true))
+            groups.append(ForeignFold.Group(after: lower, through: through, exact: commit.exact))
             lower = through
         }
         return groups + Self.blind(after: lower, through: newest)
+    }
+
+    /// Reads the log's commit frames not read yet into ``commits``. A commit made under
+    /// another schema than the database has now is not read (``WALScanner``: the next one read
+    /// is not exact): the capture log's root page may have been elsewhere then (another program
+    /// ran `VACUUM`, or dropped a table of an auto-vacuumed database), and the page at today's
+    /// root then held another table's rows.
+    private func scanCommits(on db: Connection) throws {
+        let root = try logRoot(on: db)
+        let file = try filePage(db)
+        let cookie = UInt32(truncatingIfNeeded: try db.scalar("PRAGMA schema_version")?.integerValue ?? 0)
+        commits += scanner.scan(walReader(db)) { page in
+            guard let first = page(1) ?? file(1), first.count >= 44, first.bigEndian32(40) == cookie else { return nil }
+            return LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) })
+        }
     }
 
     private static func blind(after: Int64, through: Int64) -> [ForeignFold.Group] {
@@ -329,22 +343,41 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         }
     }
 
-    private static func record(_ changes: [RecordedChange], source: HistorySource, sourceID: Int64, on db: Connection) throws {
-        var body = ByteWriter()
-        var names = NameTable()
-        var entities: [String] = []
-        for change in changes {
-            HistoryPayload.encodeChange(change, into: &body, names: &names)
-            if !entities.contains(change.entity) { entities.append(change.entity) }
+    /// One folded group as the fold keeps it until the walk ends: its history payload,
+    /// encoded (nil when the group changed nothing), and its values that were no keys.
+    private struct Encoded {
+        struct Row {
+            let payload: [UInt8]
+            let count: Int
+            let entities: [String]
+            let objects: ObjectTimelineIndex.Entries?
+
+            /// The history row, stamped now (as the transactions are written, oldest first).
+            func from(_ source: HistorySource) -> HistoryRecorder.HistoryRow {
+                HistoryRecorder.HistoryRow(payload: payload, count: count, entities: entities, source: source, objects: objects)
+            }
         }
-        let payload = try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names)
-        var row = HistoryRecorder.HistoryRow(payload: payload, count: changes.count, entities: entities, source: source)
-        if try ObjectTimelineIndex.exists(on: db) {
-            var objects = ObjectTimelineIndex.Entries()
-            for change in changes { objects.add(entityName: change.entity, key: change.primaryKey) }
-            row.objects = objects
+
+        let row: Row?
+        let nonKeys: [ForeignFold.NonKey]
+
+        /// `indexed`: whether the store keeps the object timeline index.
+        init(_ folded: ForeignFold.Folded, indexed: Bool) throws {
+            nonKeys = folded.nonKeys
+            let changes = folded.changes
+            guard !changes.isEmpty else { row = nil; return }
+            var body = ByteWriter()
+            var names = NameTable()
+            var entities: [String] = []
+            var objects: ObjectTimelineIndex.Entries? = indexed ? ObjectTimelineIndex.Entries() : nil
+            for change in changes {
+                HistoryPayload.encodeChange(change, into: &body, names: &names)
+                if !entities.contains(change.entity) { entities.append(change.entity) }
+                objects?.add(entityName: change.entity, key: change.primaryKey)
+            }
+            row = Row(payload: try HistoryPayload.finish(body: body.bytes, count: changes.count, names: names),
+                      count: changes.count, entities: entities, objects: objects)
         }
-        _ = try HistoryRecorder.insertTransaction(row, sourceID: sourceID, on: db)
     }
 
     // MARK: Pages

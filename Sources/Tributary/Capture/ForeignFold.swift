@@ -57,43 +57,36 @@ struct ForeignFold {
         var nonKeys: [NonKey]
     }
 
-    /// Each group's changes, in order (an empty list for a group that changed nothing), and
-    /// the tables whose rows could not be read into changes (``locate(_:on:)``): their rows
-    /// are left out, for the caller to say so.
-    func changes(of rows: [CaptureLogRow], in groups: [Group], on db: Connection) throws -> (folded: [Folded], lost: [String]) {
-        let (names, lost) = try locate(rows, on: db)
+    /// Each group's changes, in order (an empty list for a group that changed nothing), made
+    /// into what the caller keeps of them by `keep` as each group is folded (newest first: the
+    /// walk goes backwards), and the tables whose log rows could not be read into changes
+    /// (``locate(_:on:)``): their rows are left out, for the caller to say so. The groups must
+    /// follow each other. A group's log rows, spans and changes are dropped once `keep` has
+    /// them, so a large fold holds what `keep` makes (an encoded payload) and the walk's
+    /// states rather than every log row and every touched row's states at each group's ends.
+    func changes<Kept>(in groups: [Group], on db: Connection, keep: (Folded) throws -> Kept) throws -> (folded: [Kept], lost: [String]) {
+        guard let first = groups.first, let last = groups.last else { return ([], []) }
+        let (names, lost) = try locate(try CaptureLogRow.tables(on: db, after: first.after, through: last.through), on: db)
         var walk = StateWalk(fold: self, names: names, db: db)
-        // Each group's rows, as a range of `rows` (in `seq` order, as the groups are).
-        var ranges: [Range<Int>] = []
-        var start = 0
-        for group in groups {
-            var end = start
-            while end < rows.count, rows[end].seq <= group.through { end += 1 }
-            ranges.append(start..<end)
-            start = end
-        }
-        var spans = Array(repeating: [StateWalk.Span](), count: groups.count)
-        for g in groups.indices.reversed() {
-            spans[g] = try walk.span(rows[ranges[g]])
-        }
-        var folded: [Folded] = []
-        for g in spans.indices {
+        var newestFirst: [Kept] = []
+        newestFirst.reserveCapacity(groups.count)
+        for group in groups.reversed() {
             var nonKeys: [NonKey] = []
-            let group = spans[g].flatMap { changes($0, nonKeys: &nonKeys) }
-            spans[g] = []
-            folded.append(Folded(changes: group.coalesced().deletesFirst(), nonKeys: nonKeys))
+            let rows = try CaptureLogRow.read(on: db, after: group.after, through: group.through)
+            let group = try walk.span(rows[...]).flatMap { changes($0, nonKeys: &nonKeys) }
+            newestFirst.append(try keep(Folded(changes: group.coalesced().deletesFirst(), nonKeys: nonKeys)))
         }
-        return (folded, lost)
+        return (newestFirst.reversed(), lost)
     }
 
-    /// The tables `rows` were logged for, as the database has them now: the name of each one
-    /// whose rows can be read (another program may have renamed it: its capture triggers
-    /// follow it, so their table is its name now), and the names of those whose cannot:
-    /// dropped before the fold (with the rows that held the values), or no longer in the
-    /// model (adopted again without them).
-    func locate(_ rows: [CaptureLogRow], on db: Connection) throws -> (names: [Int: String], lost: [String]) {
+    /// The tables log rows were logged for (by ID), as the database has them now: the name of
+    /// each one whose rows can be read (another program may have renamed it: its capture
+    /// triggers follow it, so their table is its name now), and the names of those whose
+    /// cannot: dropped before the fold (with the rows that held the values), or no longer in
+    /// the model (adopted again without them).
+    func locate(_ ids: Set<Int>, on db: Connection) throws -> (names: [Int: String], lost: [String]) {
         var names: [Int: String] = [:], lost: [String] = []
-        for id in Set(rows.map(\.table)).sorted() {
+        for id in ids.sorted() {
             guard let table = tables[id], table.kind == .join ? joins[table.name] != nil : schema.tables[table.name] != nil else {
                 lost.append(try tables[id]?.name ?? CaptureInstaller.recordedName(of: id, on: db) ?? "table \(id)")
                 continue

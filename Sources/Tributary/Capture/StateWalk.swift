@@ -19,8 +19,12 @@ struct StateWalk {
     /// Each table's name in the database now, by ID (``ForeignFold/locate(_:on:)``).
     let names: [Int: String]
     let db: Connection
-    /// The states known so far at the walk's current point (nil inside: absent).
+    /// The states known so far at the walk's current point (nil inside: absent), but for
+    /// rows of an integer key known absent, which are in `absent`.
     private var states: [RowKey: [AttributeValue]?] = [:]
+    /// Rows known absent at the walk's point, by table, by integer key: a fold of a large
+    /// insert holds an integer for each row walked back past its insert, not a state.
+    private var absent: [Int: Set<Int64>] = [:]
     /// New key → old key of a key change, for the same statement's column updates the
     /// walk meets after it (SQLite fires the triggers of one update in no set order).
     private var moved: [RowKey: RowKey] = [:]
@@ -124,12 +128,23 @@ struct StateWalk {
     private func name(of table: CapturedTable) -> String { names[table.id] ?? table.name }
 
     private mutating func set(_ key: RowKey, _ values: [AttributeValue]?) {
-        states[key] = .some(values)
+        guard case .integer(let integer) = key.key, key.second == .null else {
+            states[key] = .some(values)
+            return
+        }
+        if values == nil {
+            states.removeValue(forKey: key)
+            absent[key.table, default: []].insert(integer)
+        } else {
+            states[key] = .some(values)
+            absent[key.table]?.remove(integer)
+        }
     }
 
     /// The row's state at the walk's point, read from the table the first time.
     private mutating func state(_ key: RowKey) throws -> [AttributeValue]? {
         if let known = states[key] { return known }
+        if case .integer(let integer) = key.key, key.second == .null, absent[key.table]?.contains(integer) == true { return nil }
         guard let table = fold.tables[key.table] else { return nil }
         let statement: Statement
         switch table.kind {
@@ -149,7 +164,7 @@ struct StateWalk {
         if try statement.step() {
             values = table.kind == .join || table.columns.isEmpty ? [] : (0..<table.columns.count).map { statement.value(at: $0) }
         }
-        states[key] = .some(values)
+        set(key, values)
         return values
     }
 }

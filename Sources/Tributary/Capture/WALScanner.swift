@@ -16,6 +16,9 @@ struct WALScanner {
         let frame: Int
         /// The capture log's largest `seq` once this transaction committed.
         let maxSeq: Int64
+        /// False when a commit before it (since the one before it that was read) could not
+        /// be read: its rows then end here, with the unread one's, and where they part is unknown.
+        var exact = true
     }
 
     private(set) var salt1: UInt32 = 0
@@ -36,7 +39,9 @@ struct WALScanner {
     }
 
     /// Reads on from where the last call stopped (from frame 1 in a new generation), and
-    /// returns each commit read, with the log's largest `seq` at it from `maximum`.
+    /// returns each commit read, with the log's largest `seq` at it from `maximum`; a commit
+    /// for which `maximum` is nil is left out, and the next one this call returns is not
+    /// ``Commit/exact``.
     mutating func scan(_ read: @escaping Read, maximum: (_ page: (UInt32) -> [UInt8]?) -> Int64?) -> [Commit] {
         guard let header = read(0, 32), let start = Self.validHeader(header) else { return [] }
         let salts = (header.bigEndian32(16), header.bigEndian32(20))
@@ -49,6 +54,10 @@ struct WALScanner {
             checksum = start
         }
         var commits: [Commit] = []
+        // Whether a commit since the last one returned could not be read (`maximum` nil). Not
+        // carried from call to call: run on the writer, a call reads the log up to its last
+        // commit, which the caller can read (it sees that commit's schema).
+        var skipped = false
         var pending: [UInt32: Int] = [:]
         var running = checksum
         var next = frame + 1
@@ -68,7 +77,12 @@ struct WALScanner {
                     guard let f = pages[number] else { return nil }
                     return read(32 + Int64(f - 1) * Int64(frameSize) + 24, frameSize - 24)
                 }
-                if let max = maximum(page) { commits.append(Commit(frame: next, maxSeq: max)) }
+                if let max = maximum(page) {
+                    commits.append(Commit(frame: next, maxSeq: max, exact: !skipped))
+                    skipped = false
+                } else {
+                    skipped = true
+                }
             }
             next += 1
         }
