@@ -33,7 +33,7 @@ enum CaptureInstaller {
         /// until the database is adopted again.
         var missing: [String] = []
         /// Tables of an adopted database whose columns another program changed, each with
-        /// what changed (`t (v gone; vv not captured)`): captured by the columns both have.
+        /// what changed (`t (v renamed vv; vv not captured)`, `t (w gone)`): captured by the columns both have.
         var changed: [String] = []
         /// Tables captured before that have a unique index neither their capture nor the model
         /// knew (another program made it): a row an `OR REPLACE` removed through it meanwhile
@@ -50,7 +50,16 @@ enum CaptureInstaller {
         let existing = schema.isAdopted ? try tableNames(on: db) : []
         for var table in CapturedTable.all(in: schema) {
             if schema.isAdopted {
-                guard existing.contains(table.name), let (present, change) = try presentColumns(of: table, on: db) else {
+                // Renamed since: their triggers name them as they are now (SQLite renamed them there).
+                let renamed = try known[table.name].map { try renamedColumns(of: $0, on: db) } ?? [:]
+                // A renamed key: its triggers, as SQLite renamed them, capture it still (the fold
+                // reads it by its name now), but new ones made from the model would name it as it was.
+                if let before = known[table.name], let key = renamed[table.keyColumns[0]] {
+                    changed.append("\(table.name) (key \(table.keyColumns[0]) renamed \(key))")
+                    tables.append(before)
+                    continue
+                }
+                guard existing.contains(table.name), let (present, change) = try presentColumns(of: table, renamed: renamed, on: db) else {
                     missing.append(table.name)
                     continue
                 }
@@ -93,23 +102,24 @@ enum CaptureInstaller {
     /// columns are in the table's order, not the model's (attributes, then to-one keys), so
     /// adopting a foreign key again as a relationship leaves them, and the log rows logged
     /// under them, as they were.
-    private static func presentColumns(of table: CapturedTable, on db: Connection) throws -> (CapturedTable, String?)? {
+    private static func presentColumns(of table: CapturedTable, renamed: [String: String], on db: Connection) throws -> (CapturedTable, String?)? {
         let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?, 'main') WHERE hidden = 0")
         try statement.bind([.string(table.name)])
         var actual: [String] = []
         while try statement.step() { actual.append(statement.string(at: 0)) }
         let key = table.keyColumns[0]
         guard actual.contains(key) || RowidName.contains(key) else { return nil }
-        let gone = table.columns.filter { !actual.contains($0) }
+        let moved = table.columns.compactMap { column in renamed[column].map { "\(column) renamed \($0)" } }
+        let gone = table.columns.filter { !actual.contains($0) && renamed[$0] == nil }
         let new = actual.filter { $0 != key && !table.columns.contains($0) }
         let ordered = actual.filter(table.columns.contains)
-        guard !gone.isEmpty || !new.isEmpty else {
+        guard !gone.isEmpty || !new.isEmpty || !moved.isEmpty else {
             return (CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: ordered, uniqueConstraints: table.uniqueConstraints, keyMap: table.keyMap), nil)
         }
         let present = CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns,
                                     columns: ordered,
                                     uniqueConstraints: table.uniqueConstraints.filter { $0.allSatisfy(actual.contains) }, keyMap: table.keyMap)
-        let parts = (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + (new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"])
+        let parts = moved + (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + (new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"])
         return (present, "\(table.name) (\(parts.joined(separator: "; ")))")
     }
 
@@ -134,6 +144,52 @@ enum CaptureInstaller {
             return name
         }
         return try db.hasTable(table.name) ? table.name : nil
+    }
+
+    /// The names `table`'s captured columns have now, by the names they were captured under,
+    /// for those another program renamed (`ALTER TABLE … RENAME COLUMN`): SQLite renames a
+    /// column in every trigger that names it, so each column's update trigger, `… AFTER UPDATE
+    /// OF "name" ON …`, names it as it is now, and the key's trigger the key (of a rowid
+    /// table). Columns whose trigger is gone keep their names.
+    static func renamedColumns(of table: CapturedTable, on db: Connection) throws -> [String: String] {
+        guard table.kind == .entity else { return [:] }
+        let prefix = "\(CaptureLog.triggerPrefix)\(table.id)_"
+        let statement = try db.makeStatement("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB ?")
+        try statement.bind([.string(prefix + "*")])
+        var renamed: [String: String] = [:]
+        while try statement.step() {
+            let suffix = statement.string(at: 0).dropFirst(prefix.count)
+            let captured: String
+            if suffix == "k", table.keyMap == nil {
+                captured = table.keyColumns[0]
+            } else if suffix.first == "u", let j = Int(suffix.dropFirst()), table.columns.indices.contains(j) {
+                captured = table.columns[j]
+            } else {
+                continue
+            }
+            if let now = updatedColumn(in: statement.string(at: 1)), now != captured { renamed[captured] = now }
+        }
+        return renamed
+    }
+
+    /// The column a trigger's `UPDATE OF` names first, unquoted.
+    static func updatedColumn(in sql: String) -> String? {
+        guard let range = sql.range(of: " UPDATE OF ") else { return nil }
+        let rest = sql[range.upperBound...]
+        guard rest.first == "\"" else {
+            let bare = rest.prefix { $0 != " " && $0 != "," }
+            return bare.isEmpty ? nil : String(bare)
+        }
+        var name = "", quoted = rest.dropFirst()
+        while let c = quoted.first {
+            quoted = quoted.dropFirst()
+            if c == "\"" {
+                guard quoted.first == "\"" else { return name }
+                quoted = quoted.dropFirst()
+            }
+            name.append(c)
+        }
+        return nil
     }
 
     /// The name a table was captured under, from the table list.

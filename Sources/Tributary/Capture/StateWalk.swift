@@ -33,6 +33,9 @@ struct StateWalk {
     private var endKeys: [RowKey: RowKey] = [:]
     /// The columns each captured table has now, by table ID (read once per walk).
     private var present: [Int: Set<String>] = [:]
+    /// The names captured columns have now where another program renamed them, by table ID
+    /// (read once per walk; ``CaptureInstaller/renamedColumns(of:on:)``).
+    private var renamed: [Int: [String: String]] = [:]
 
     init(fold: ForeignFold, names: [Int: String], db: Connection) {
         self.fold = fold
@@ -125,6 +128,13 @@ struct StateWalk {
         return names
     }
 
+    private mutating func renamedColumns(_ table: CapturedTable) throws -> [String: String] {
+        if let known = renamed[table.id] { return known }
+        let now = try CaptureInstaller.renamedColumns(of: table, on: db)
+        renamed[table.id] = now
+        return now
+    }
+
     private func name(of table: CapturedTable) -> String { names[table.id] ?? table.name }
 
     private mutating func set(_ key: RowKey, _ values: [AttributeValue]?) {
@@ -151,9 +161,15 @@ struct StateWalk {
         case .entity:
             // A column another program dropped since the capture was installed reads as NULL
             // (unqualified, SQLite would read its quoted name as a string).
+            // A column another program renamed is read by its name now: the log rows logged
+            // before the rename hold its values under the name it was captured by.
             let present = try presentColumns(table)
-            let columns = table.columns.isEmpty ? "1" : table.columns.map { present.contains($0) ? "\(quote(name(of: table))).\(quote($0))" : "NULL" }.joined(separator: ", ")
-            statement = try db.cachedStatement("SELECT \(columns) FROM \(quote(name(of: table))) WHERE \(quote(table.keyColumns[0])) = ?")
+            let now = try renamedColumns(table)
+            let columns = table.columns.isEmpty ? "1" : table.columns.map { now[$0] ?? $0 }.map {
+                present.contains($0) ? "\(quote(name(of: table))).\(quote($0))" : "NULL"
+            }.joined(separator: ", ")
+            let keyColumn = now[table.keyColumns[0]] ?? table.keyColumns[0]
+            statement = try db.cachedStatement("SELECT \(columns) FROM \(quote(name(of: table))) WHERE \(quote(keyColumn)) = ?")
             try statement.bind([key.key])
         case .join:
             statement = try db.cachedStatement("SELECT 1 FROM \(quote(name(of: table))) WHERE \"src\" = ? AND \"dst\" = ?")

@@ -220,7 +220,7 @@ import TributaryTestSupport
         try ForeignWriter.shell(path, "UPDATE users SET score = 3, full_name = 'Ann B.' WHERE id = 1; DELETE FROM users WHERE id = 2;")
         let transactions = try coordinator.fetchHistory(.fetchHistory(after: nil))
         let gaps = transactions.filter { $0.processName == "capture gap" }
-        #expect(gaps.count == 1 && gaps.first?.contextName?.contains("changed the columns of users (name gone; full_name, nickname not captured)") == true,
+        #expect(gaps.count == 1 && gaps.first?.contextName?.contains("changed the columns of users (name renamed full_name; full_name, nickname not captured)") == true,
                 "\(gaps.map { $0.contextName ?? "" })")
         let changes = transactions.filter { $0.processName == "foreign" || $0.processName.hasPrefix("foreign") }.flatMap(\.changes)
         #expect(changes.contains { $0.changeType == .update && properties($0)["score"]?.after == .double(3) }, "\(changes)")

@@ -42,4 +42,69 @@ import TributaryTestSupport
         let shape = transactions.map { "\($0.processName) \($0.changes.map { String($0.changedObjectID.primaryKey) }.joined(separator: ","))" }
         #expect(shape == (10...15).map { "foreign \($0)" }, "one transaction per autocommit insert, exact")
     }
+
+    /// Each change after `start`, as `type entity/key name: before → after …`, and each gap's line.
+    func lines(_ coordinator: PersistentStoreCoordinator, after start: PersistentHistoryToken) throws -> [String] {
+        try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap { transaction -> [String] in
+            if transaction.processName == "capture gap" { return ["gap: " + (transaction.contextName ?? "")] }
+            return transaction.changes.map { change in
+                let values = change.properties.map { "\($0.name): \($0.before.map { "\($0)" } ?? "-") → \($0.after.map { "\($0)" } ?? "-")" }
+                return "\(change.changeType) \(change.entityName)/\(change.changedObjectID.primaryKey) \(values.joined(separator: ", "))"
+            }
+        }.filter { !$0.hasPrefix("gap: ") || $0.contains("changed the columns") }
+    }
+
+    /// Before the fix, the fold read a renamed column by the name it was captured under,
+    /// which no longer existed: the writes made before the rename got nil for it.
+    @Test func writesBeforeAnotherProgramRenamesAColumnKeepTheirValues() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INTEGER); INSERT INTO t VALUES (1, 'x', 1);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE t SET a = 'before' WHERE id = 1; INSERT INTO t VALUES (2, 'two', 2);")
+        try ForeignWriter.shell(path, "ALTER TABLE t RENAME COLUMN a TO aa;")
+        let recorded = try lines(Fixtures.adoptedCoordinator(path), after: start)
+        #expect(recorded == [
+            "update t/1 a: x → before",
+            "insert t/2 a: - → two, b: - → 2",
+            "gap: another program changed the columns of t (a renamed aa; aa not captured): run tributary adopt again to bring the model in line",
+        ])
+    }
+
+    /// Before the fix, the fold looked rows up by the key's old name (SQLite then reads the
+    /// quoted name as a string): an update became a delete of a row still there, an insert
+    /// was lost, and the table was reported dropped.
+    @Test func writesAroundAnotherProgramRenamingTheKeyAreRecordedAndTheRenameSaidSo() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT); INSERT INTO t VALUES (1, 'x');")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE t SET a = 'before' WHERE id = 1; INSERT INTO t VALUES (2, 'two');")
+        try ForeignWriter.shell(path, "ALTER TABLE t RENAME COLUMN id TO pk;")
+        _ = try Fixtures.adoptedCoordinator(path).fetchHistory(.fetchHistory(after: start))
+        try ForeignWriter.shell(path, "UPDATE t SET a = 'after' WHERE pk = 2; INSERT INTO t VALUES (3, 'three');")
+        let recorded = try lines(Fixtures.adoptedCoordinator(path), after: start)
+        #expect(recorded == [
+            "update t/1 a: x → before",
+            "insert t/2 a: - → two",
+            "gap: another program changed the columns of t (key id renamed pk): run tributary adopt again to bring the model in line",
+            "update t/2 a: two → after",
+            "insert t/3 a: - → three",
+        ])
+    }
+
+    /// Before the fix, two columns that swapped names were taken for the same columns: no gap
+    /// said so, and the triggers were made again by name.
+    @Test func columnsThatSwapNamesAreReportedAndTheirEarlierWritesKeepTheirColumns() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT); INSERT INTO t VALUES (1, 'a1', 'b1');")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, """
+            UPDATE t SET b = 'b2' WHERE id = 1;
+            BEGIN; ALTER TABLE t RENAME COLUMN a TO tmp; ALTER TABLE t RENAME COLUMN b TO a; ALTER TABLE t RENAME COLUMN tmp TO b; COMMIT;
+            """)
+        let recorded = try lines(Fixtures.adoptedCoordinator(path), after: start)
+        #expect(recorded == [
+            "update t/1 b: b1 → b2",
+            "gap: another program changed the columns of t (a renamed b; b renamed a): run tributary adopt again to bring the model in line",
+        ])
+    }
 }
