@@ -29,4 +29,17 @@ import Testing
         }
         #expect(json.text == #"["1970-01-01T00:00:00Z","2024-05-01T12:00:00.250Z",3.0]"#)
     }
+
+    /// Before the fix, an infinity (another program's REAL) was written as `null`: streams,
+    /// `history --json` and sinks lost it, and replay wrote NULL.
+    @Test func infinitiesAreNumbersTooLargeForADoubleNotNull() {
+        var json = JSONWriter()
+        json.array { a in
+            a.value(.double(.infinity))
+            a.value(.double(-.infinity))
+            a.value(.double(1.5))
+        }
+        #expect(json.text == "[1e999,-1e999,1.5]")
+        #expect(Double("1e999") == .infinity && Double("-1e999") == -.infinity, "read back as the infinities")
+    }
 }

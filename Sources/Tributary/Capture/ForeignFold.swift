@@ -1,3 +1,5 @@
+import Foundation
+
 /// Rebuilds the changes of other programs' transactions from the capture log's rows.
 ///
 /// The log holds only what the rows no longer do (old values, deleted rows), so the
@@ -133,6 +135,16 @@ struct ForeignFold {
         }
     }
 
+    /// A value another program stored, as history records it for an attribute of `type`:
+    /// text in a binary attribute as its UTF-8 bytes, as the pre-update hook reads Tributary's
+    /// own writes and fetches read it (kept as text, streams wrote it as a string where a
+    /// binary attribute's strings are base64, and replay wrote other bytes); else converted
+    /// where it converts, and kept as stored where not.
+    static func recorded(_ value: AttributeValue, as type: AttributeType) -> AttributeValue {
+        if type == .binary, case .string(let text) = value { return .data(Data(text.utf8)) }
+        return value.coerced(to: type) ?? value
+    }
+
     /// The change of an entity's row from `start` to `end`. A to-one's column is the other
     /// object's ID; a value there that is no key (text another program wrote) is nil, and
     /// where written (in `end`) it is added to `nonKeys`.
@@ -156,8 +168,8 @@ struct ForeignFold {
                 if attribute.isExcludedFromHistory {
                     property.excluded = true
                 } else {
-                    property.before = before.map { $0.coerced(to: attribute.type) ?? $0 }
-                    property.after = after.map { $0.coerced(to: attribute.type) ?? $0 }
+                    property.before = before.map { Self.recorded($0, as: attribute.type) }
+                    property.after = after.map { Self.recorded($0, as: attribute.type) }
                 }
             } else if let relationship = entity.entity.relationship(named: name) {
                 property.before = before.map { NonKey.object($0, in: relationship) }
@@ -174,7 +186,7 @@ struct ForeignFold {
             change.key = entity.entity.declaredKey.compactMap { name in
                 guard let j = table.columns.firstIndex(of: name), let attribute = entity.entity.attribute(named: name) else { return nil }
                 let value = j < state.count ? state[j] : .null
-                return (name, value.coerced(to: attribute.type) ?? value)
+                return (name, Self.recorded(value, as: attribute.type))
             }
         }
         return change

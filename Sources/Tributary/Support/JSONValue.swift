@@ -127,7 +127,7 @@ public struct JSONWriter: Sendable {
         case .null: bytes += [0x6E, 0x75, 0x6C, 0x6C]
         case .string(let s): Self.appendString(s, to: &bytes)
         case .integer(let i): bytes += String(i).utf8
-        case .double(let d): bytes += (d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)) : "null").utf8
+        case .double(let d): bytes += Self.number(d).utf8
         case .bool(let b): bytes += (b ? "true" : "false").utf8
         case .date(let date):
             bytes.append(0x22)
@@ -142,6 +142,15 @@ public struct JSONWriter: Sendable {
             bytes.append(0x5D)
         }
         if !needsComma.isEmpty { needsComma[needsComma.count - 1] = true }
+    }
+
+    /// A double as JSON: an infinity (SQLite stores them; JSON has no word for them) as a
+    /// number too large for a double (`1e999`), read back as the infinity by Tributary's
+    /// readers, Python's and JavaScript's, rather than `null`, which the value is not.
+    static func number(_ d: Double) -> String {
+        if d.isNaN { return "null" }
+        if d.isInfinite { return d < 0 ? "-1e999" : "1e999" }
+        return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)
     }
 
     /// Writes raw JSON text as a value.

@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// Values other programs stored that no Tributary write would: history records them as
+/// Tributary reads them, so that every reader (fetches, streams, replay) agrees.
+@Suite struct ForeignValueTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("app.db") }
+
+    /// Before the fix, text in a BLOB column was recorded as text, which streams wrote as a
+    /// string where a binary attribute's strings are base64: replay of `'text'` wrote the three
+    /// bytes that base64 decodes to. Now it is its UTF-8 bytes, as fetches and the pre-update
+    /// hook read it; an infinity stays one.
+    @Test func textInABlobColumnIsItsBytesAndInfinitiesStay() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE f (id INTEGER PRIMARY KEY, data BLOB, r REAL);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.python(path, """
+            db.execute("INSERT INTO f VALUES (1, 'text', ?)", (float('inf'),))
+            db.execute("INSERT INTO f VALUES (2, x'74657874', ?)", (float('-inf'),))
+            db.commit()
+            """)
+        let changes = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes)
+        let values = changes.map { ($0.insertedValues["data"], $0.insertedValues["r"]) }
+        #expect(values.map(\.0) == [.data(Data("text".utf8)), .data(Data("text".utf8))])
+        #expect(values.map(\.1) == [.double(.infinity), .double(-.infinity)])
+        let fetched = try coordinator.fetch(FetchRequest(entityName: "f", sortDescriptors: [SortDescriptor("r", ascending: false)])).map { $0["data"] }
+        #expect(fetched == values.map(\.0), "history and fetches agree")
+    }
+}
