@@ -39,7 +39,19 @@ struct TributaryCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((oneLine(fullMessage(for: error)) + "\n").utf8))
+            exit(withError: ExitCode.validationFailure)
         }
+    }
+
+    /// A usage error on one line, ArgumentParser's message and where to read more without
+    /// the usage lines between: `Error: Unknown option '--bogus'; see 'tributary history --help'`.
+    static func oneLine(_ message: String) -> String {
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = lines.first else { return "Error: bad arguments" }
+        let error = first.hasPrefix("Error:") ? first : "Error: \(first)"
+        guard let more = lines.last(where: { $0.hasPrefix("See '") }) else { return error }
+        return error + "; see " + more.dropFirst(4).replacingOccurrences(of: " for more information.", with: "")
     }
 }

@@ -91,6 +91,24 @@ extension CLITests {
         #expect(try CLI.run(["count", store, "--entity", "Post", "--busy-timeout", "86400"]).status == 0)
     }
 
+    /// Before the fix, ArgumentParser's errors printed the usage after the message: three or
+    /// four lines for a missing value, an unknown option or argument, or a bad `--set`.
+    @Test func usageErrorsAreOneLineNamingTheHelpToRead() throws {
+        let store = try makeStore()
+        let cases: [([String], String)] = [
+            (["history", store, "--limit"], "Missing value for '--limit <limit>'; see 'tributary history --help'"),
+            (["history", store, "--bogus"], "Unknown option '--bogus'; see 'tributary history --help'"),
+            (["history"], "Missing expected argument '<store>'; see 'tributary history --help'"),
+            (["nosuch"], "Unexpected argument 'nosuch'; see 'tributary --help'"),
+            (["update", store, "--entity", "Post", "--set", "title"], "see 'tributary update --help'"),
+        ]
+        for (arguments, line) in cases {
+            let result = try CLI.run(arguments)
+            expectOneLineError(result, contains: line)
+            #expect(result.status == 64, "\(arguments)")
+        }
+    }
+
     @Test func deeplyNestedPredicatesAreOneLine() throws {
         let store = try makeStore()
         let parentheses = String(repeating: "(", count: 5000) + "title == 'x'" + String(repeating: ")", count: 5000)
