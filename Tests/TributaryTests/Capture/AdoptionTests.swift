@@ -164,6 +164,25 @@ import TributaryTestSupport
         #expect(again.message.contains("not an adopted database"))
     }
 
+    /// Before the fix, undoing while another process had the database open removed every
+    /// Tributary object and then failed to put the journal mode back, with a line about a lock.
+    @Test func undoingWhileAnotherProcessHasTheDatabaseOpenChangesNothingAndSaysWhy() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let objects = { try ForeignWriter.shell(self.path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '\\_tributary\\_%' ESCAPE '\\';") }
+        let before = try objects()
+        do {
+            let coordinator = try open()
+            _ = try coordinator.fetchHistory(.fetchHistory(after: nil))
+            let error = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.undoAdoption(at: path, busyTimeout: 0.2) }
+            #expect(error.message.contains("another process has the database open") && error.hint?.contains("nothing was removed") == true, "\(error)")
+            #expect(try objects() == before && before != "0\n")
+        }
+        _ = try PersistentStoreCoordinator.undoAdoption(at: path)
+        #expect(try objects() == "0\n")
+        #expect(try ForeignWriter.shell(path, "PRAGMA journal_mode;") == "delete\n")
+    }
+
     @Test func adoptingAgainPicksUpANewTableAndKeepsTheStore() throws {
         try makeApp()
         let first = try PersistentStoreCoordinator.adoptDatabase(at: path, options: DatabaseAdoption(exclude: ["counters"]))

@@ -49,12 +49,18 @@ struct Adoption {
                               newTables: inferred.tables.map(\.name).filter { !before.contains($0) }, skipped: inferred.skipped)
     }
 
-    /// Drops every `_tributary_*` object; gives their names and the journal mode to restore.
-    func undo() throws -> ([String], String?) {
+    /// The journal mode the database had before it was adopted (nil when not recorded);
+    /// refuses a database that is not an adopted store.
+    func journalModeToRestore() throws -> String? {
         guard try adoptedStore() != nil else {
             throw TributaryError(.notAStore, "not an adopted database: it has no Tributary tables", location: path, hint: "nothing to undo")
         }
-        let mode = try db.scalar("SELECT value FROM \(Self.metadata) WHERE key = 'adoptedJournalMode'")?.stringValue
+        return try db.scalar("SELECT value FROM \(Self.metadata) WHERE key = 'adoptedJournalMode'")?.stringValue?.lowercased()
+    }
+
+    /// Drops every `_tributary_*` object; gives their names.
+    func undo() throws -> [String] {
+        _ = try journalModeToRestore()
         var removed: [String] = []
         for type in ["trigger", "view", "table"] {
             let statement = try db.makeStatement("SELECT name FROM sqlite_master WHERE type = ? AND name LIKE '\\_tributary\\_%' ESCAPE '\\' ORDER BY name")
@@ -64,7 +70,7 @@ struct Adoption {
             for name in names { try db.execute("DROP \(type.uppercased()) \(quote(name))") }
             removed += names
         }
-        return (removed, mode)
+        return removed
     }
 
     /// The adopted store in the database, or nil when it has none; a store Tributary

@@ -66,11 +66,23 @@ extension PersistentStoreCoordinator {
     /// A store made by Tributary (`tributary init`) is refused: its tables are its data.
     public static func undoAdoption(at url: URL, busyTimeout: TimeInterval = 5) throws -> [String] {
         let path = url.standardizedFileURL.path
-        let (removed, mode) = try withExistingDatabase(path, busyTimeout: busyTimeout) { db in
-            try db.transaction { try Adoption(db: db, path: path, journalMode: "").undo() }
-        }
-        if let mode, mode != "wal" {
-            try withExistingDatabase(path, busyTimeout: busyTimeout) { db in _ = try db.scalar("PRAGMA journal_mode = \(mode)") }
+        let removed = try withExistingDatabase(path, busyTimeout: busyTimeout) { db in
+            // The journal mode first: leaving the write-ahead log needs the database to itself,
+            // so another process that has it open is found before anything is removed.
+            if let mode = try Adoption(db: db, path: path, journalMode: "").journalModeToRestore(), mode != "wal" {
+                var now: String?
+                do {
+                    now = try db.scalar("PRAGMA journal_mode = \(mode)")?.stringValue?.lowercased()
+                } catch let error as SQLiteError where error.primaryCode == .busy || error.primaryCode == .locked {
+                    now = nil
+                }
+                guard now == mode else {
+                    throw TributaryError(.storeLocked, "another process has the database open (a tributary tail, run or watcher, or another program), "
+                                         + "so its journal mode cannot be put back to \(mode)", location: path,
+                                         hint: "stop it and undo again; nothing was removed")
+                }
+            }
+            return try db.transaction { try Adoption(db: db, path: path, journalMode: "").undo() }
         }
         try? FileManager.default.removeItem(atPath: RemoteChangePoster.sidecarPath(of: path))
         return removed
