@@ -43,6 +43,13 @@ import TributaryTestSupport
         #expect(shape == (10...15).map { "foreign \($0)" }, "one transaction per autocommit insert, exact")
     }
 
+    /// Makes the database with `schema`, adopts it and gives the token before the test's writes.
+    func adopted(_ schema: String) throws -> PersistentHistoryToken {
+        try ForeignWriter.shell(path, schema)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        return try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+    }
+
     /// Each change after `start`, as `type entity/key name: before → after …`, and each gap's line.
     func lines(_ coordinator: PersistentStoreCoordinator, after start: PersistentHistoryToken) throws -> [String] {
         try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap { transaction -> [String] in
@@ -57,9 +64,7 @@ import TributaryTestSupport
     /// Before the fix, the fold read a renamed column by the name it was captured under,
     /// which no longer existed: the writes made before the rename got nil for it.
     @Test func writesBeforeAnotherProgramRenamesAColumnKeepTheirValues() throws {
-        try ForeignWriter.shell(path, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INTEGER); INSERT INTO t VALUES (1, 'x', 1);")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INTEGER); INSERT INTO t VALUES (1, 'x', 1);")
         try ForeignWriter.shell(path, "UPDATE t SET a = 'before' WHERE id = 1; INSERT INTO t VALUES (2, 'two', 2);")
         try ForeignWriter.shell(path, "ALTER TABLE t RENAME COLUMN a TO aa;")
         let recorded = try lines(Fixtures.adoptedCoordinator(path), after: start)
@@ -74,9 +79,7 @@ import TributaryTestSupport
     /// quoted name as a string): an update became a delete of a row still there, an insert
     /// was lost, and the table was reported dropped.
     @Test func writesAroundAnotherProgramRenamingTheKeyAreRecordedAndTheRenameSaidSo() throws {
-        try ForeignWriter.shell(path, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT); INSERT INTO t VALUES (1, 'x');")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT); INSERT INTO t VALUES (1, 'x');")
         try ForeignWriter.shell(path, "UPDATE t SET a = 'before' WHERE id = 1; INSERT INTO t VALUES (2, 'two');")
         try ForeignWriter.shell(path, "ALTER TABLE t RENAME COLUMN id TO pk;")
         _ = try Fixtures.adoptedCoordinator(path).fetchHistory(.fetchHistory(after: start))
@@ -94,9 +97,7 @@ import TributaryTestSupport
     /// Before the fix, two columns that swapped names were taken for the same columns: no gap
     /// said so, and the triggers were made again by name.
     @Test func columnsThatSwapNamesAreReportedAndTheirEarlierWritesKeepTheirColumns() throws {
-        try ForeignWriter.shell(path, "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT); INSERT INTO t VALUES (1, 'a1', 'b1');")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT); INSERT INTO t VALUES (1, 'a1', 'b1');")
         try ForeignWriter.shell(path, """
             UPDATE t SET b = 'b2' WHERE id = 1;
             BEGIN; ALTER TABLE t RENAME COLUMN a TO tmp; ALTER TABLE t RENAME COLUMN b TO a; ALTER TABLE t RENAME COLUMN tmp TO b; COMMIT;
