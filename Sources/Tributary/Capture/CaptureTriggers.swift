@@ -40,7 +40,7 @@ struct CaptureTriggers {
     /// rows an `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the insert's replace
     /// probe unguarded and had no probe for an `UPDATE OR REPLACE` of a unique column.
     var previousVersions: [Set<String>] {
-        guard table.kind == .entity else { return [] }
+        guard table.kind == .entity else { return [Set(joinInsertAndDelete)] }
         let byCollation = Set(statements(asStored: false))
         guard table.keyMap == nil else { return [byCollation] }
         let unguarded = entityTriggers(guardedProbe: false, asStored: false)
@@ -140,7 +140,22 @@ struct CaptureTriggers {
         return "(\(term)) = (SELECT \(term) FROM (SELECT \(row)))"
     }
 
+    /// A pair's insert and delete; an update of a pair as the delete of the old pair and the
+    /// insert of the new one; and an `INSERT OR REPLACE` of a pair already there as replacing
+    /// it (so that it nets out). Earlier versions installed the first two only (taken for an
+    /// upgrade, ``previousVersions``): another program moving a link with `UPDATE` went unrecorded.
     private var joinTriggers: [String] {
+        let (source, destination) = (quote(table.keyColumns[0]), quote(table.keyColumns[1]))
+        let pair = { (row: String, op: CaptureLog.Op) in "INSERT INTO \(log) (t, k0, k1) VALUES (\(code(op)), \(row).\(source), \(row).\(destination));" }
+        let same = "\(source) = NEW.\(source) AND \(destination) = NEW.\(destination)"
+        return joinInsertAndDelete + [
+            "CREATE TRIGGER \(trigger("u")) AFTER UPDATE ON \(name) WHEN OLD.\(source) IS NOT NEW.\(source) OR OLD.\(destination) IS NOT NEW.\(destination) "
+                + "BEGIN \(pair("OLD", .delete)) \(pair("NEW", .insert)) END",
+            "CREATE TRIGGER \(trigger("r")) BEFORE INSERT ON \(name) WHEN EXISTS (SELECT 1 FROM \(name) WHERE \(same)) BEGIN \(pair("NEW", .replaced)) END",
+        ]
+    }
+
+    private var joinInsertAndDelete: [String] {
         let (source, destination) = (quote(table.keyColumns[0]), quote(table.keyColumns[1]))
         return [
             "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN INSERT INTO \(log) (t, k0, k1) VALUES (\(code(.insert)), NEW.\(source), NEW.\(destination)); END",

@@ -173,6 +173,26 @@ import TributaryTestSupport
         #expect(tag?.properties.contains { $0.name == "postCount" } == true, "the derived count the store's own trigger updated is part of it")
     }
 
+    /// Before the fix, join tables had insert and delete triggers only: another program moving
+    /// a link with `UPDATE` left history with the derived counts changed and no link change, so
+    /// a replica kept the old link; and re-inserting a pair already there with `INSERT OR
+    /// REPLACE` was recorded as a link added again.
+    @Test func aJoinRowUpdatedMovesTheLinkAndOneReplacedWithItselfIsNoChange() throws {
+        let coordinator = try open()
+        let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 1)
+        let (post, tag0, tag1) = (posts[0].primaryKey, tags[0].primaryKey, tags[1].primaryKey)
+        try ForeignWriter.shell(path, "DELETE FROM _Post_tags; INSERT INTO _Post_tags (src, dst) VALUES (\(post), \(tag0));")
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE _Post_tags SET dst = \(tag1) WHERE src = \(post);")
+        let moved = try history(coordinator, after: start).flatMap(\.changes)
+        let links = { (entity: String) in moved.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+        #expect(links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" } == ["+[\(tag1)] -[\(tag0)]"])
+        #expect(links("Tag").map { "\($0.added.count)/\($0.removed.count)" }.sorted() == ["0/1", "1/0"])
+        let after = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT OR REPLACE INTO _Post_tags (src, dst) VALUES (\(post), \(tag1));")
+        #expect(try history(coordinator, after: after).flatMap(\.changes).isEmpty, "the pair was there already")
+    }
+
     @Test func writesWorkUnderTrustedSchemaOff() throws {
         let coordinator = try open()
         let start = try coordinator.currentPersistentHistoryToken()
