@@ -84,4 +84,24 @@ import TributaryTestSupport
         // Blind, the backlog is cut every 1,000 log rows: several transactions still.
         #expect(table.count > 10 && transactions.count > (pinned ? 100 : 3), "the backlog did write (\(table.count) rows, \(transactions.count) transactions)")
     }
+
+    /// Before the fix, a backlog of unknown boundaries was cut every 1,000 log rows and each
+    /// part folded to net changes: an object another program inserted, updated twice and
+    /// deleted, in four transactions, left no trace at all.
+    @Test func whereBoundariesAreUnknownNoChangeNetsOut() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE items (id INTEGER PRIMARY KEY, v INTEGER);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let start = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        // Each shell closes the last connection, which checkpoints and deletes the log: the boundaries go with it.
+        for sql in ["INSERT INTO items VALUES (1, 100);", "UPDATE items SET v = 200 WHERE id = 1;", "UPDATE items SET v = 300 WHERE id = 1;",
+                    "DELETE FROM items WHERE id = 1;", "INSERT INTO items VALUES (2, 5);"] {
+            try ForeignWriter.shell(path, sql)
+        }
+        let transactions = try Fixtures.adoptedCoordinator(path).fetchHistory(.fetchHistory(after: start))
+        let changes = transactions.map { $0.changes.map { change in
+            "\(change.changeType) \(change.changedObjectID.primaryKey) " + change.properties.map { "\($0.before.map { "\($0)" } ?? "-")→\($0.after.map { "\($0)" } ?? "-")" }.joined()
+        } }
+        #expect(changes == [["insert 1 -→100"], ["update 1 100→200"], ["update 1 200→300"], ["delete 1 300→-", "insert 2 -→5"]])
+        #expect(transactions.allSatisfy { $0.processName == "foreign, boundaries unknown" })
+    }
 }
