@@ -92,7 +92,8 @@ struct CaptureCheck {
         _ = try HistoryRecorder.insertTransaction(row, sourceID: try HistoryRecorder.sourceID(source, on: db), on: db)
     }
 
-    private static func schemaVersion(on db: Connection) throws -> Int64 {
+    /// The database's schema cookie (`PRAGMA schema_version`).
+    static func schemaVersion(on db: Connection) throws -> Int64 {
         try db.scalar("PRAGMA schema_version")?.integerValue ?? 0
     }
 }

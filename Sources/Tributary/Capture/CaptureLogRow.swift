@@ -12,7 +12,9 @@ struct CaptureLogRow {
     /// The rows with `seq` in `(after, through]`, in order; a row of an unknown kind (written
     /// by a newer Tributary, or damaged) is skipped.
     static func read(on db: Connection, after: Int64, through: Int64) throws -> [CaptureLogRow] {
-        let statement = try db.makeStatement("SELECT * FROM \(CaptureLog.table) WHERE seq > ? AND seq <= ? ORDER BY seq")
+        // Cached: a fold reads one range for each transaction it folds.
+        let statement = try db.cachedStatement("SELECT * FROM \(CaptureLog.table) WHERE seq > ? AND seq <= ? ORDER BY seq")
+        defer { statement.reset() }
         try statement.bind([.integer(after), .integer(through)])
         var rows: [CaptureLogRow] = []
         while try statement.step() {

@@ -54,6 +54,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// The database's page size, read at open.
     private var pageSize: Int?
     private var maintenance: CaptureMaintenance?
+    /// The log's root page under the schemas (by cookie) this process saw last, newest last:
+    /// at its last scans, and before its own transaction's change of the schema.
+    private var logRoots: [(cookie: UInt32, root: UInt32)] = []
     private var lastMaintainedFrames: UInt32 = 0
     private var check = CaptureCheck()
 
@@ -69,6 +72,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let capture = ForeignCapture(schema: schema, pins: try CapturePins(path: database.path, busyTimeout: database.busyTimeout))
         try database.addParticipant(capture) { db in
             try db.transaction {
+                try capture.rememberLogSchema(on: db)
                 try capture.makeLog(on: db)
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
                 capture.tables = try CaptureInstaller.recorded(on: db, schema: schema)
@@ -122,6 +126,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         // Before folding: rows another model's triggers logged would be read with this one's columns.
         if due {
             try Self.checkModel(schema.model, on: db)
+            // Another process may have installed the triggers again (other columns) and folded what its old ones logged.
+            tables = try CaptureInstaller.recorded(on: db, schema: schema)
+            try rememberLogSchema(on: db)
             try makeLog(on: db)
         }
         try foldPending(on: db)
@@ -212,6 +219,17 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         guard let stored = try StoreMetadata.cachedModel(on: db), stored.versionHash != model.versionHash else { return }
         throw TributaryError(.incompatibleModel, "another process changed the store's model since this one opened it (model \(model.versionHash) → \(stored.versionHash))",
                              location: db.path, hint: "open the store again (tributary adopt ran again, or another process migrated it)")
+    }
+
+    /// Notes the log's root under the schema as this transaction sees it (before it changes
+    /// it, ``makeLog(on:)``; and at each scan), for ``scanCommits(on:)`` to read the commits
+    /// made under it. A few are kept: commits under older schemas are read by then.
+    private func rememberLogSchema(on db: Connection) throws {
+        guard try db.hasTable(CaptureLog.table) else { return }
+        let now = try logSchema(on: db)
+        guard logRoots.last.map({ $0 != now }) ?? true else { return }
+        logRoots.append(now)
+        if logRoots.count > 8 { logRoots.removeFirst() }
     }
 
     /// Makes the log when it is missing; when another program dropped it, records a gap.
@@ -316,25 +334,36 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         try scanCommits(on: db)
         for commit in commits where commit.maxSeq > lower && lower < newest {
             let through = min(commit.maxSeq, newest)
-            groups.append(ForeignFold.Group(after: lower, through: through, exact: commit.exact))
+            if commit.exact {
+                groups.append(ForeignFold.Group(after: lower, through: through, exact: true))
+            } else {
+                groups += try Self.blind(after: lower, through: through, on: db)
+            }
             lower = through
         }
         return try groups + Self.blind(after: lower, through: newest, on: db)
     }
 
-    /// Reads the log's commit frames not read yet into ``commits``. A commit made under
-    /// another schema than the database has now is not read (``WALScanner``: the next one read
-    /// is not exact): the capture log's root page may have been elsewhere then (another program
-    /// ran `VACUUM`, or dropped a table of an auto-vacuumed database), and the page at today's
-    /// root then held another table's rows.
+    /// Reads the log's commit frames not read yet into ``commits``. Each is read at the log's
+    /// root under the schema it was made in (its page 1's cookie): today's, or the one this
+    /// process saw at its last scan, which an uncommitted change of this transaction's own
+    /// does not replace (``rememberLogSchema(on:)``). A commit made under another schema is
+    /// not read (``WALScanner``: the next one read is not exact): the log's root page may
+    /// have been elsewhere then (another program ran `VACUUM`, or dropped a table of an
+    /// auto-vacuumed database), and the page at today's root held another table's rows.
     private func scanCommits(on db: Connection) throws {
-        let root = try logRoot(on: db)
+        try rememberLogSchema(on: db)
         let file = try filePage(db)
-        let cookie = UInt32(truncatingIfNeeded: try db.scalar("PRAGMA schema_version")?.integerValue ?? 0)
+        let roots = Dictionary(logRoots, uniquingKeysWith: { _, newer in newer })
         commits += scanner.scan(walReader(db)) { page in
-            guard let first = page(1) ?? file(1), first.count >= 44, first.bigEndian32(40) == cookie else { return nil }
+            guard let first = page(1) ?? file(1), first.count >= 44, let root = roots[first.bigEndian32(40)] else { return nil }
             return LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) })
         }
+    }
+
+    /// The schema cookie and the log's root page, as this transaction sees them.
+    private func logSchema(on db: Connection) throws -> (cookie: UInt32, root: UInt32) {
+        (UInt32(truncatingIfNeeded: try CaptureCheck.schemaVersion(on: db)), try logRoot(on: db))
     }
 
     /// Cuts `(after, through]`, whose transaction boundaries are unknown, into transactions of

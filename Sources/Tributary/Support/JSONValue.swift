@@ -144,12 +144,13 @@ public struct JSONWriter: Sendable {
         if !needsComma.isEmpty { needsComma[needsComma.count - 1] = true }
     }
 
-    /// A double as JSON: an infinity (SQLite stores them; JSON has no word for them) as a
-    /// number too large for a double (`1e999`), read back as the infinity by Tributary's
-    /// readers, Python's and JavaScript's, rather than `null`, which the value is not.
+    /// A double as JSON: an infinity (SQLite stores them; JSON has no word for them) as the
+    /// string `"Infinity"` or `"-Infinity"`, as Jackson (Debezium's JSON) writes them: every
+    /// JSON parser reads it, and replay reads it back into a double attribute as the
+    /// infinity, where `null` said the value was absent.
     static func number(_ d: Double) -> String {
         if d.isNaN { return "null" }
-        if d.isInfinite { return d < 0 ? "-1e999" : "1e999" }
+        if d.isInfinite { return d < 0 ? "\"-Infinity\"" : "\"Infinity\"" }
         return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)
     }
 

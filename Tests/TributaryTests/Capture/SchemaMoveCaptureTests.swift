@@ -43,6 +43,25 @@ import TributaryTestSupport
         #expect(shape == (10...15).map { "foreign \($0)" }, "one transaction per autocommit insert, exact")
     }
 
+    /// A schema change by another program between commits the fold has not read: the commits
+    /// before it are read at the log's root as this process saw it, so they keep their
+    /// boundaries (the first fix read only commits made under today's schema).
+    @Test func commitsBeforeAnotherProgramsSchemaChangeKeepTheirBoundaries() throws {
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);")
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        _ = try coordinator.fetchHistory(.fetchHistory(after: start))
+        try ForeignWriter.python(path, """
+            db.isolation_level = None
+            db.execute("INSERT INTO t VALUES (1, 'one')")
+            db.execute("INSERT INTO t VALUES (2, 'two')")
+            db.execute("CREATE INDEX t_a ON t (a)")
+            db.execute("INSERT INTO t VALUES (3, 'three')")
+            """)
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName.hasPrefix("foreign") }
+        #expect(transactions.map { "\($0.processName) \($0.changes.map { String($0.changedObjectID.primaryKey) }.joined(separator: ","))" }
+                == ["foreign 1", "foreign 2", "foreign 3"])
+    }
+
     /// Makes the database with `schema`, adopts it and gives the token before the test's writes.
     func adopted(_ schema: String) throws -> PersistentHistoryToken {
         try ForeignWriter.shell(path, schema)
