@@ -5,6 +5,25 @@ import Testing
 @Suite struct TimeTravelCLITests {
     let scratch = Scratch()
 
+    /// Before the fix, `query --as-of` and `show --as-of` opened the store read-only, which does
+    /// not fold other programs' writes: the past was rolled back from rows that held writes
+    /// history did not have yet, so it showed them (`p1 changed`, `p3 c` as of before them).
+    @Test func theRowsAsOfATokenLeaveOutWritesOfOtherProgramsNotReadYet() throws {
+        let db = scratch.path("items.db")
+        #expect(try CLI.sqlite3(db, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        #expect(try CLI.sqlite3(db, "INSERT INTO items VALUES (1, 'a'), (2, 'b');").status == 0)
+        let point = try CLI.run(["token", db]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try CLI.sqlite3(db, "UPDATE items SET name = 'changed' WHERE id = 1; DELETE FROM items WHERE id = 2; INSERT INTO items VALUES (3, 'c');").status == 0)
+        let past = try CLI.run(["query", db, "--entity", "items", "--as-of", point, "--json"])
+        #expect(past.status == 0, "\(past.stderr)")
+        #expect(try past.stdout.split(separator: "\n").map { try CLI.json(String($0))["name"] as? String } == ["a", "b"], "\(past.stdout)")
+        let uri = try #require(try CLI.json(String(past.stdout.split(separator: "\n")[0]))["objectID"] as? String)
+        #expect(try CLI.sqlite3(db, "UPDATE items SET name = 'again' WHERE id = 1;").status == 0)
+        let shown = try CLI.run(["show", db, uri, "--as-of", point, "--json"])
+        #expect(try CLI.json(shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["name"] as? String == "a", "\(shown.stdout)\(shown.stderr)")
+    }
+
     @Test func queryAsOfRestoreAndTheObjectsTimeline() throws {
         let db = try CLI.makeBlogStore(at: scratch.path("blog.sqlite"))
         #expect(try CLI.run(["import", db, "--entity", "Post"], stdin: CLI.posts(0..<3)).status == 0)

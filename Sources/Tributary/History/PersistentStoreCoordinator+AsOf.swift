@@ -26,6 +26,13 @@ extension PersistentStoreCoordinator {
         try request.predicate?.checkEvaluable()
         let table = try store.schema.table(request.entityName)
         return try store.database.read { db in
+            // Rolled back from the rows as they are, the past must have every write since in
+            // history: a read-only open cannot fold other programs' writes (a read-write one did).
+            if store.capture == nil, try ForeignCapture.hasUnfoldedRows(on: db) {
+                throw TributaryError(.readOnly, "other programs wrote to the store since Tributary last read its history, and a read-only open cannot record "
+                                     + "their writes, so rows as of a token would show them", location: store.url.path,
+                                     hint: "open it read-write (any tributary command that writes, or history) and ask again")
+            }
             let pruned = try Self.prunedThrough(db)
             let newest = try db.scalar(HistorySchema.newestTokenSQL)?.integerValue ?? 0
             guard token.value >= pruned else {

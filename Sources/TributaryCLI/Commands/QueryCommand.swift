@@ -40,7 +40,8 @@ struct QueryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let coordinator = try storeOptions.open(readOnly: true)
+        // As of a token: read-write, so that what other programs wrote is in history first.
+        let coordinator = try storeOptions.open(readOnly: asOf == nil)
         let entity = try coordinator.requireModel().requireEntity(entityOptions.entity)
         var request = FetchRequest(entityName: entity.name, predicate: try entityOptions.parsedPredicate())
         request.sortDescriptors = try sort.map { try SortDescriptor(parsing: $0) }

@@ -25,7 +25,8 @@ struct ShowCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let coordinator = try storeOptions.open(readOnly: true)
+        // As of a token: read-write, so that what other programs wrote is in history first.
+        let coordinator = try storeOptions.open(readOnly: asOf == nil)
         let id = try ObjectArgument.parse(object, option: "URI")
         try ObjectArgument.check([id], in: coordinator, option: "URI")
         let entity = try coordinator.requireModel().requireEntity(id.entityName)

@@ -30,4 +30,21 @@ import TributaryTestSupport
         let fetched = try coordinator.fetch(FetchRequest(entityName: "f", sortDescriptors: [SortDescriptor("r", ascending: false)])).map { $0["data"] }
         #expect(fetched == values.map(\.0), "history and fetches agree")
     }
+
+    /// A read-only open cannot fold other programs' writes, so it refuses to rebuild rows as of
+    /// a token from history that lacks them, rather than show them as past values.
+    @Test func aReadOnlyOpenRefusesThePastWhileOtherProgramsWritesAreNotRead() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO items VALUES (1, 'a');")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let point = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE items SET name = 'changed' WHERE id = 1;")
+        let readOnly = PersistentStoreCoordinator()
+        let description = PersistentStoreDescription(url: path)
+        description.isReadOnly = true
+        try readOnly.addPersistentStore(with: description)
+        let error = try #require(throws: TributaryError.self) { try readOnly.fetch(FetchRequest(entityName: "items"), asOf: point) }
+        #expect(error.code == .readOnly && error.message.contains("other programs wrote"), "\(error)")
+        let rows = try Fixtures.adoptedCoordinator(path).fetch(FetchRequest(entityName: "items"), asOf: point)
+        #expect(rows.map { $0["name"] } == [.string("a")], "a read-write open folds first")
+    }
 }
