@@ -46,7 +46,11 @@ struct CaptureCheck {
         let new = try CaptureInstaller.tableNames(on: db).filter { schema.tables[$0] == nil && options.adopts($0) }.sorted()
         let text = try db.scalar("SELECT value FROM \(StoreMetadata.table) WHERE key = '\(Self.reportedKey)'")?.stringValue ?? "[]"
         let reported = Set((try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? [])
-        let unreported = (new.map { "+" + $0 } + installed.missing.map { "-" + $0 } + installed.changed.map { "~" + $0 }).filter { !reported.contains($0) }
+        // Each change as it is said and as it is remembered (``CaptureInstaller/Installed/changedKeys``).
+        let changes = new.map { ("+" + $0, "+" + $0) } + installed.missing.map { ("-" + $0, "-" + $0) }
+            + installed.changed.map { ("~" + $0, "~" + (installed.changedKeys[$0] ?? $0)) }
+        let fresh = changes.filter { !reported.contains($0.1) }
+        let unreported = fresh.map(\.0)
         guard !unreported.isEmpty else { return }
         let since = try Self.since(on: db)
         let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }
@@ -58,7 +62,7 @@ struct CaptureCheck {
         if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
         try Self.recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
         try recordDetectedSchemaChange(schema, options: options, on: db)
-        let all = String(decoding: try JSONEncoder().encode((reported.union(unreported)).sorted()), as: UTF8.self)
+        let all = String(decoding: try JSONEncoder().encode((reported.union(fresh.map(\.1))).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])
     }
 

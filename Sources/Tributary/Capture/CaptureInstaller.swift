@@ -35,6 +35,9 @@ enum CaptureInstaller {
         /// Tables of an adopted database whose columns another program changed, each with
         /// what changed (`t (v renamed vv; vv not captured)`, `t (w gone)`): captured by the columns both have.
         var changed: [String] = []
+        /// Each of `changed` as it is said once (a column renamed counts as gone: once its
+        /// triggers are made again by the model, a later check no longer sees the rename).
+        var changedKeys: [String: String] = [:]
         /// Tables captured before that have a unique index neither their capture nor the model
         /// knew (another program made it): a row an `OR REPLACE` removed through it meanwhile
         /// was not logged. Probed from now on.
@@ -47,6 +50,7 @@ enum CaptureInstaller {
         let known = Dictionary(try recorded(on: db, schema: schema).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var next = (known.values.map(\.id).max() ?? 0) + 1
         var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], changed: [String] = [], unprobed: [String] = []
+        var changedKeys: [String: String] = [:]
         let existing = schema.isAdopted ? try tableNames(on: db) : []
         for var table in CapturedTable.all(in: schema) {
             if schema.isAdopted {
@@ -64,7 +68,10 @@ enum CaptureInstaller {
                     continue
                 }
                 table = present
-                if let change { changed.append(change) }
+                if let change {
+                    changed.append(change.text)
+                    changedKeys[change.text] = change.key
+                }
             }
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             // The unique indexes as SQLite enforces them (collations, expressions), for the replace probe.
@@ -93,7 +100,7 @@ enum CaptureInstaller {
             tables.append(table)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed, unprobed: unprobed)
+        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed, changedKeys: changedKeys, unprobed: unprobed)
     }
 
     /// An adopted table's capture narrowed to the columns it has now (another program may
@@ -102,7 +109,7 @@ enum CaptureInstaller {
     /// columns are in the table's order, not the model's (attributes, then to-one keys), so
     /// adopting a foreign key again as a relationship leaves them, and the log rows logged
     /// under them, as they were.
-    private static func presentColumns(of table: CapturedTable, renamed: [String: String], on db: Connection) throws -> (CapturedTable, String?)? {
+    private static func presentColumns(of table: CapturedTable, renamed: [String: String], on db: Connection) throws -> (CapturedTable, (text: String, key: String)?)? {
         let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?, 'main') WHERE hidden = 0")
         try statement.bind([.string(table.name)])
         var actual: [String] = []
@@ -119,8 +126,11 @@ enum CaptureInstaller {
         let present = CapturedTable(id: table.id, name: table.name, kind: table.kind, keyColumns: table.keyColumns,
                                     columns: ordered,
                                     uniqueConstraints: table.uniqueConstraints.filter { $0.allSatisfy(actual.contains) }, keyMap: table.keyMap)
-        let parts = moved + (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + (new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"])
-        return (present, "\(table.name) (\(parts.joined(separator: "; ")))")
+        let notCaptured = new.isEmpty ? [] : ["\(new.joined(separator: ", ")) not captured"]
+        let text = "\(table.name) (\((moved + (gone.isEmpty ? [] : ["\(gone.joined(separator: ", ")) gone"]) + notCaptured).joined(separator: "; ")))"
+        let missing = table.columns.filter { !actual.contains($0) }
+        let remembered = missing.isEmpty ? text : "\(table.name) (\((["\(missing.joined(separator: ", ")) gone"] + notCaptured).joined(separator: "; ")))"
+        return (present, (text, remembered))
     }
 
     /// The names of the database's ordinary tables (not views, virtual or shadow tables),
