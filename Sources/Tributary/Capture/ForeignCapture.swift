@@ -332,14 +332,19 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let read = walReader(db)
         let header = WALScanner.salts(read)
         let sameGeneration = header != nil && state.salts.map { $0 == header! } == true
+        try scanCommits(on: db)
         if !sameGeneration && !pinnedSinceFold {
             // The frames since the last fold may be gone: what the database file holds was
             // committed before every frame still in the log, and its boundaries are lost.
-            let inFile = LogMaximum.largestRowID(root: try logRoot(on: db), page: try filePage(db)) ?? lower
+            var inFile = LogMaximum.largestRowID(root: try logRoot(on: db), page: try filePage(db)) ?? lower
+            // Another process's checkpoint may be copying frames into the file meanwhile (it
+            // runs beside a writer): a read in the middle of it can end inside a transaction.
+            // The range of unknown boundaries then takes in the commit that holds that point
+            // (one read inside the log's first commit cannot be told from the state before it).
+            if let holder = zip(commits, commits.dropFirst()).first(where: { $0.maxSeq < inFile && inFile < $1.maxSeq })?.1 { inFile = holder.maxSeq }
             groups += try Self.blind(after: lower, through: min(inFile, newest), on: db)
             lower = max(lower, min(inFile, newest))
         }
-        try scanCommits(on: db)
         for commit in commits where commit.maxSeq > lower && lower < newest {
             let through = min(commit.maxSeq, newest)
             if commit.exact {
