@@ -14,6 +14,20 @@ enum CaptureLog {
     /// Every capture trigger's name starts with this.
     static let triggerPrefix = "_tributary_capture_"
 
+    /// Whether the log holds rows other programs committed that no fold has read yet (two
+    /// seeks); the log must exist.
+    static func hasUnfoldedRows(on db: Connection) throws -> Bool {
+        let newest = try db.scalar("SELECT max(seq) FROM \(table)")?.integerValue ?? 0
+        return newest > (try CaptureState.read(on: db)).foldedSeq
+    }
+
+    /// ``hasUnfoldedRows(on:)``, or nil when the database has no log (a store without
+    /// capture, or one another program dropped).
+    static func hasUnfoldedRowsIfLogged(on db: Connection) throws -> Bool? {
+        guard try db.hasTable(table), try db.hasTable(state) else { return nil }
+        return try hasUnfoldedRows(on: db)
+    }
+
     /// What a log row records.
     enum Op: Int, Sendable {
         /// The row that keeps `max(seq)` from going down once the rows before it are folded.

@@ -112,16 +112,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// the connection's last read.)
     func hasPending(on db: Connection) throws -> Bool {
         if try check.isDue(on: db) { return true }
-        let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
-        return newest > (try db.scalar("SELECT foldedSeq FROM \(CaptureLog.state)")?.integerValue ?? 0)
-    }
-
-    /// Whether the log holds rows other programs committed that no fold has read yet: a
-    /// read-only open, which cannot fold them, asks before it rebuilds the past from history.
-    static func hasUnfoldedRows(on db: Connection) throws -> Bool {
-        guard try db.hasTable(CaptureLog.table), try db.hasTable(CaptureLog.state) else { return false }
-        let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
-        return newest > (try db.scalar("SELECT foldedSeq FROM \(CaptureLog.state)")?.integerValue ?? 0)
+        return try CaptureLog.hasUnfoldedRows(on: db)
     }
 
     // MARK: WriteParticipant

@@ -28,7 +28,7 @@ extension PersistentStoreCoordinator {
         return try store.database.read { db in
             // Rolled back from the rows as they are, the past must have every write since in
             // history: a read-only open cannot fold other programs' writes (a read-write one did).
-            if store.capture == nil, try ForeignCapture.hasUnfoldedRows(on: db) {
+            if store.capture == nil, try CaptureLog.hasUnfoldedRowsIfLogged(on: db) == true {
                 throw TributaryError(.readOnly, "other programs wrote to the store since Tributary last read its history, and a read-only open cannot record "
                                      + "their writes, so rows as of a token would show them", location: store.url.path,
                                      hint: "open it read-write (any tributary command that writes, or history) and ask again")

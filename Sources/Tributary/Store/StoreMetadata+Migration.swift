@@ -65,8 +65,6 @@ extension StoreMetadata {
     /// Whether the capture log holds rows not folded into history yet.
     static func hasUnfoldedWrites(on db: Connection) throws -> Bool {
         // A log another program dropped: opening the store makes it again and says so.
-        guard try db.hasTable(CaptureLog.table) else { return true }
-        let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
-        return newest > (try CaptureState.read(on: db)).foldedSeq
+        try CaptureLog.hasUnfoldedRowsIfLogged(on: db) ?? true
     }
 }
