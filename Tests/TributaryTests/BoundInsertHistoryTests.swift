@@ -116,4 +116,60 @@ import Testing
             #expect(abs(date.timeIntervalSinceNow) < 60)
         }
     }
+
+    // MARK: Batches past 64 KB, upserts within a batch, failed batches
+
+    static func itemStore(boundInserts: Bool) throws -> PersistentStoreCoordinator {
+        let model = try ManagedObjectModel {
+            Entity("Item") {
+                Attribute("name", .string, optional: false).unique()
+                Attribute("n", .integer)
+                Attribute("text", .string)
+            }
+        }
+        let description = PersistentStoreDescription.inMemory()
+        description.persistentHistoryTracking = true
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(with: description)
+        coordinator.persistentStores[0].recorder.boundInserts = boundInserts
+        return coordinator
+    }
+
+    /// Rows making over 64 KB of body (compressed in chunks while the batch goes on), of which
+    /// the last hundred meet earlier rows of the same batch on the unique name: the upsert's
+    /// update merges into the insert recorded from bound values, as it does into the hook's.
+    @Test func upsertsWithinABatchMergeIntoTheInsertsRecordedFromBoundValues() throws {
+        func run(boundInserts: Bool) throws -> [String] {
+            let coordinator = try Self.itemStore(boundInserts: boundInserts)
+            let rows = (0..<500).map { i -> [AttributeValue] in
+                let k = i < 400 ? i : i - 400
+                return [.string("item-\(k)"), .integer(Int64(i)), .string(String(repeating: "\(i % 10)", count: 300))]
+            }
+            try coordinator.execute(BatchInsertRequest(entityName: "Item", columns: ["name", "n", "text"], rows: rows))
+            return try Self.recorded(coordinator)
+        }
+        let elsewhere = try run(boundInserts: true)
+        #expect(elsewhere.count == 400)
+        #expect(elsewhere.allSatisfy { $0.hasPrefix("insert Item/") })
+        let first = try #require(elsewhere.first { $0.hasPrefix("insert Item/1 ") })
+        #expect(first.contains("n=absent>400[]"), "\(first)")
+        let untouched = try #require(elsewhere.first { $0.hasPrefix("insert Item/200 ") })
+        #expect(untouched.contains("n=absent>199[]"), "\(untouched)")
+        #expect(elsewhere == (try run(boundInserts: false)))
+    }
+
+    /// A batch insert that fails part way leaves no history, and the next one records only its own rows.
+    @Test func aFailedBatchLeavesNoRowsBehind() throws {
+        let coordinator = try Self.itemStore(boundInserts: true)
+        var rows = (0..<300).map { i -> [AttributeValue] in [.string("a-\(i)"), .integer(Int64(i)), .null] }
+        rows[250][0] = .null
+        #expect(throws: TributaryError.self) { try coordinator.execute(BatchInsertRequest(entityName: "Item", columns: ["name", "n", "text"], rows: rows)) }
+        #expect(try Self.recorded(coordinator).isEmpty)
+        let next = (0..<3).map { i -> [AttributeValue] in [.string("b-\(i)"), .integer(Int64(i)), .null] }
+        try coordinator.execute(BatchInsertRequest(entityName: "Item", columns: ["name", "n", "text"], rows: next))
+        let recorded = try Self.recorded(coordinator)
+        #expect(recorded.count == 3)
+        #expect(recorded.allSatisfy { $0.contains("name=absent>b-") }, "\(recorded)")
+    }
 }
+

@@ -233,12 +233,17 @@ final class HistoryRecorder: @unchecked Sendable {
         var count = 0
         var entities: [String] = []
         var seen = Set<Int>()
+        var lastEntity = -1
         var allLive = true
         var objects: ObjectTimelineIndex.Entries? = writesObjectIndex ? ObjectTimelineIndex.Entries() : nil
         for segment in segments {
             guard segment.live else { allLive = false; continue }
             count += 1
-            if seen.insert(segment.entity).inserted { entities.append(names.strings[segment.entity]) }
+            // Changes of one entity come in runs: hash only where the entity changes.
+            if segment.entity != lastEntity {
+                lastEntity = segment.entity
+                if seen.insert(segment.entity).inserted { entities.append(names.strings[segment.entity]) }
+            }
             objects?.add(entity: segment.entity, key: segment.key)
         }
         guard count > 0 else { return nil }
