@@ -40,7 +40,7 @@ struct CaptureTriggers {
     /// rows an `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the insert's replace
     /// probe unguarded and had no probe for an `UPDATE OR REPLACE` of a unique column.
     var previousVersions: [Set<String>] {
-        guard table.kind == .entity else { return [Set(joinInsertAndDelete)] }
+        guard table.kind == .entity else { return [Set(joinInsertAndDelete), Set(joinInsertAndDelete + joinUpdateAndInsertProbe)] }
         let byCollation = Set(statements(asStored: false))
         guard table.keyMap == nil else { return [byCollation] }
         let unguarded = entityTriggers(guardedProbe: false, asStored: false)
@@ -141,25 +141,40 @@ struct CaptureTriggers {
     }
 
     /// A pair's insert and delete; an update of a pair as the delete of the old pair and the
-    /// insert of the new one; and an `INSERT OR REPLACE` of a pair already there as replacing
-    /// it (so that it nets out). Earlier versions installed the first two only (taken for an
-    /// upgrade, ``previousVersions``): another program moving a link with `UPDATE` went unrecorded.
+    /// insert of the new one; and an `INSERT OR REPLACE`, or an `UPDATE OR REPLACE`, onto a pair
+    /// already there as replacing it (so that it nets out: SQLite runs no delete trigger for the
+    /// row it removes). Earlier versions installed the first two only, then all but the update's
+    /// probe (taken for an upgrade, ``previousVersions``): another program moving a link with
+    /// `UPDATE` went unrecorded, then moving it onto a link already there recorded that link as added.
     private var joinTriggers: [String] {
-        let (source, destination) = (quote(table.keyColumns[0]), quote(table.keyColumns[1]))
-        let pair = { (row: String, op: CaptureLog.Op) in "INSERT INTO \(log) (t, k0, k1) VALUES (\(code(op)), \(row).\(source), \(row).\(destination));" }
-        let same = "\(source) = NEW.\(source) AND \(destination) = NEW.\(destination)"
-        return joinInsertAndDelete + [
-            "CREATE TRIGGER \(trigger("u")) AFTER UPDATE ON \(name) WHEN OLD.\(source) IS NOT NEW.\(source) OR OLD.\(destination) IS NOT NEW.\(destination) "
-                + "BEGIN \(pair("OLD", .delete)) \(pair("NEW", .insert)) END",
-            "CREATE TRIGGER \(trigger("r")) BEFORE INSERT ON \(name) WHEN EXISTS (SELECT 1 FROM \(name) WHERE \(same)) BEGIN \(pair("NEW", .replaced)) END",
+        joinInsertAndDelete + joinUpdateAndInsertProbe + [
+            "CREATE TRIGGER \(trigger("ur")) BEFORE UPDATE ON \(name) WHEN (\(pairMoved)) AND EXISTS (SELECT 1 FROM \(name) WHERE \(samePair)) "
+                + "BEGIN \(pair("NEW", .replaced)) END",
         ]
     }
 
+    private var joinUpdateAndInsertProbe: [String] {
+        [
+            "CREATE TRIGGER \(trigger("u")) AFTER UPDATE ON \(name) WHEN \(pairMoved) BEGIN \(pair("OLD", .delete)) \(pair("NEW", .insert)) END",
+            "CREATE TRIGGER \(trigger("r")) BEFORE INSERT ON \(name) WHEN EXISTS (SELECT 1 FROM \(name) WHERE \(samePair)) BEGIN \(pair("NEW", .replaced)) END",
+        ]
+    }
+
+    private var joinSource: String { quote(table.keyColumns[0]) }
+    private var joinDestination: String { quote(table.keyColumns[1]) }
+    /// The condition that an update changed the pair.
+    private var pairMoved: String { "OLD.\(joinSource) IS NOT NEW.\(joinSource) OR OLD.\(joinDestination) IS NOT NEW.\(joinDestination)" }
+    /// The condition that the join table's row (in a query of it) is the new pair.
+    private var samePair: String { "\(joinSource) = NEW.\(joinSource) AND \(joinDestination) = NEW.\(joinDestination)" }
+    /// Logs `row`'s pair (`OLD`, `NEW`) as `op`.
+    private func pair(_ row: String, _ op: CaptureLog.Op) -> String {
+        "INSERT INTO \(log) (t, k0, k1) VALUES (\(code(op)), \(row).\(joinSource), \(row).\(joinDestination));"
+    }
+
     private var joinInsertAndDelete: [String] {
-        let (source, destination) = (quote(table.keyColumns[0]), quote(table.keyColumns[1]))
-        return [
-            "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN INSERT INTO \(log) (t, k0, k1) VALUES (\(code(.insert)), NEW.\(source), NEW.\(destination)); END",
-            "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN INSERT INTO \(log) (t, k0, k1) VALUES (\(code(.delete)), OLD.\(source), OLD.\(destination)); END",
+        [
+            "CREATE TRIGGER \(trigger("i")) AFTER INSERT ON \(name) BEGIN \(pair("NEW", .insert)) END",
+            "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN \(pair("OLD", .delete)) END",
         ]
     }
 

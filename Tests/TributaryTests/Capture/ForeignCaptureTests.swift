@@ -193,6 +193,39 @@ import TributaryTestSupport
         #expect(try history(coordinator, after: after).flatMap(\.changes).isEmpty, "the pair was there already")
     }
 
+    /// Before the fix, moving a link with `UPDATE OR REPLACE` onto a link already there (SQLite
+    /// removes that row and runs no delete trigger for it) recorded the link already there as
+    /// added again: a replica counted it twice.
+    @Test func aLinkMovedOntoOneAlreadyThereIsItsRemovalOnly() throws {
+        let coordinator = try open()
+        let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 1)
+        let (post, tag0, tag1) = (posts[0].primaryKey, tags[0].primaryKey, tags[1].primaryKey)
+        try ForeignWriter.shell(path, "DELETE FROM _Post_tags; INSERT INTO _Post_tags (src, dst) VALUES (\(post), \(tag0)), (\(post), \(tag1));")
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE OR REPLACE _Post_tags SET dst = \(tag1) WHERE src = \(post) AND dst = \(tag0);")
+        let changes = try history(coordinator, after: start).flatMap(\.changes)
+        let links = { (entity: String) in changes.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+        #expect(links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" } == ["+[] -[\(tag0)]"])
+        #expect(links("Tag").map { "\($0.added.count)/\($0.removed.count)" } == ["0/1"])
+        let counts = try coordinator.fetch(FetchRequest(entityName: "Tag")).filter { [tag0, tag1].contains($0.objectID.primaryKey) }.map { "\($0.objectID.primaryKey):\($0["postCount"].map { "\($0)" } ?? "nil")" }
+        #expect(counts.sorted() == ["\(tag0):0", "\(tag1):1"])
+    }
+
+    /// A store whose join tables have the triggers of the version before (no probe for an
+    /// `UPDATE OR REPLACE`) is upgraded when opened, not reported as altered by another program.
+    @Test func joinTriggersOfTheVersionBeforeAreUpgradedNotReportedAsDrift() throws {
+        let since: PersistentHistoryToken
+        do { since = try open().currentPersistentHistoryToken() }
+        let probe = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = '_Post_tags' AND substr(name, -3) = '_ur';"
+        let name = try ForeignWriter.shell(path, probe).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(name.hasSuffix("_ur"))
+        _ = try ForeignWriter.shell(path, "DROP TRIGGER \"\(name)\";")
+        let coordinator = try open()
+        #expect(try ForeignWriter.shell(path, probe).trimmingCharacters(in: .whitespacesAndNewlines) == name, "reinstalled")
+        let transactions = try history(coordinator, after: since)
+        #expect(gaps(transactions).isEmpty, "\(transactions.map(\.processName))")
+    }
+
     @Test func writesWorkUnderTrustedSchemaOff() throws {
         let coordinator = try open()
         let start = try coordinator.currentPersistentHistoryToken()
