@@ -23,7 +23,7 @@ struct CaptureLogRow {
             rows.append(CaptureLogRow(seq: statement.int64(at: 0), table: table, column: column, op: op,
                                       k0: statement.value(at: 2), k1: statement.value(at: 3),
                                       // An insert logs its key only: no values to read.
-                                      values: op == .insert ? [] : (4..<statement.columnCount).map { statement.value(at: $0) }))
+                                      values: op == .insert ? [] : (4..<statement.columnCount).map { FoldValue.read(statement, at: $0) }))
         }
         return rows
     }

@@ -138,9 +138,11 @@ struct ForeignFold {
     /// A value another program stored, as history records it for an attribute of `type`:
     /// text in a binary attribute as its UTF-8 bytes, as the pre-update hook reads Tributary's
     /// own writes and fetches read it (kept as text, streams wrote it as a string where a
-    /// binary attribute's strings are base64, and replay wrote other bytes); else converted
-    /// where it converts, and kept as stored where not.
+    /// binary attribute's strings are base64, and replay wrote other bytes), text that is not
+    /// valid UTF-8 there as its bytes exactly, and elsewhere decoded (``FoldValue``); else
+    /// converted where it converts, and kept as stored where not.
     static func recorded(_ value: AttributeValue, as type: AttributeType) -> AttributeValue {
+        if let bytes = FoldValue.undecodableBytes(value) { return type == .binary ? .data(bytes) : FoldValue.decoded(value) }
         if type == .binary, case .string(let text) = value { return .data(Data(text.utf8)) }
         return value.coerced(to: type) ?? value
     }
@@ -175,7 +177,7 @@ struct ForeignFold {
                 property.before = before.map { NonKey.object($0, in: relationship) }
                 property.after = after.map { NonKey.object($0, in: relationship) }
                 if let value = after, NonKey.object(value, in: relationship).isNull, !value.isNull {
-                    nonKeys.append(NonKey(entity: table.name, primaryKey: primaryKey, column: name, value: value, destination: relationship.destinationEntity))
+                    nonKeys.append(NonKey(entity: table.name, primaryKey: primaryKey, column: name, value: FoldValue.decoded(value), destination: relationship.destinationEntity))
                 }
             }
             properties.append(property)

@@ -178,7 +178,7 @@ struct StateWalk {
         defer { statement.reset() }
         var values: [AttributeValue]?
         if try statement.step() {
-            values = table.kind == .join || table.columns.isEmpty ? [] : (0..<table.columns.count).map { statement.value(at: $0) }
+            values = table.kind == .join || table.columns.isEmpty ? [] : (0..<table.columns.count).map { FoldValue.read(statement, at: $0) }
         }
         set(key, values)
         return values

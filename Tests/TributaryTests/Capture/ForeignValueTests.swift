@@ -31,6 +31,27 @@ import TributaryTestSupport
         #expect(fetched == values.map(\.0), "history and fetches agree")
     }
 
+    /// Before the fix, text that is not valid UTF-8 was decoded (each bad sequence as U+FFFD)
+    /// before the fold compared a row's values: an update from `x'ff'` to `x'fe'` read as no
+    /// change, and the whole transaction was left out of history. Now the update is recorded,
+    /// and in a `BLOB` column the bytes are the ones stored, not replacement characters.
+    @Test func anUpdateBetweenTextsThatAreNotUTF8IsRecorded() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE ip (id INTEGER PRIMARY KEY, t TEXT, b BLOB);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO ip VALUES (1, CAST(x'ff' AS TEXT), CAST(x'fffe' AS TEXT));")
+        try ForeignWriter.shell(path, "UPDATE ip SET t = CAST(x'fe' AS TEXT), b = CAST(x'fe41' AS TEXT) WHERE id = 1;")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.count == 2)
+        let update = try #require(transactions.last?.changes.first)
+        #expect(update.changeType == .update)
+        let t = try #require(update.properties.first { $0.name == "t" })
+        #expect(t.before == .string("\u{FFFD}") && t.after == .string("\u{FFFD}"))
+        let b = try #require(update.properties.first { $0.name == "b" })
+        #expect(b.before == .data(Data([0xFF, 0xFE])) && b.after == .data(Data([0xFE, 0x41])))
+    }
+
     /// A read-only open cannot fold other programs' writes, so it refuses to rebuild rows as of
     /// a token from history that lacks them, rather than show them as past values.
     @Test func aReadOnlyOpenRefusesThePastWhileOtherProgramsWritesAreNotRead() throws {
