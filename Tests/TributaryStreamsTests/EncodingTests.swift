@@ -40,6 +40,17 @@ import Tributary
         ])
     }
 
+    /// A date another program stored outside the years ISO 8601 writes is its seconds since
+    /// 1970, a number (before the fix, the note terminals show), in every property position.
+    @Test func nativeWritesDatesISO8601CannotWriteAsNumbers() {
+        let far = Date(timeIntervalSince1970: 1e300)
+        let record = Self.record(.update, [PropertyChange(name: "at", before: .date(Self.commit), after: .date(far))])
+        let created = Self.record(.create, [PropertyChange(name: "at", after: .date(far))], entity: "Item")
+        let lines = Self.encode(.native, [record, created])
+        #expect(lines[0].contains(#""updatedProperties":{"at":{"before":"2024-05-01T12:00:00Z","after":1e+300}}"#), "\(lines[0])")
+        #expect(lines[1].contains(#""after":{"at":1e+300}"#), "\(lines[1])")
+    }
+
     @Test func debezium() {
         let lines = Self.encode(.debezium, [Self.insert, Self.update, Self.delete, Self.read])
         #expect(lines == [

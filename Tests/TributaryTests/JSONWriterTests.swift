@@ -43,4 +43,17 @@ import Testing
         #expect(try AttributeValue.parse("Infinity", as: .double) == .double(.infinity) && AttributeValue.parse("-Infinity", as: .double) == .double(-.infinity),
                 "replay reads them back into a double attribute")
     }
+
+    /// Before the fix, a date another program stored outside the years ISO 8601 writes was
+    /// written as the note terminals show (`"1e+300 s since 1970 (outside 0000-9999)"`), a
+    /// string no reader can parse. Now it is its seconds since 1970, a number.
+    @Test func datesISO8601CannotWriteAreNumbers() throws {
+        var json = JSONWriter()
+        json.array { a in
+            a.value(.date(Date(timeIntervalSince1970: 1e300)))
+            a.value(.date(Date(timeIntervalSince1970: -.infinity)))
+            a.value(.date(Date(timeIntervalSince1970: 0)))
+        }
+        #expect(json.text == #"[1e+300,"-Infinity","1970-01-01T00:00:00Z"]"#)
+    }
 }

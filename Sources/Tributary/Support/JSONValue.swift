@@ -130,6 +130,7 @@ public struct JSONWriter: Sendable {
         case .double(let d): bytes += Self.number(d).utf8
         case .bool(let b): bytes += (b ? "true" : "false").utf8
         case .date(let date):
+            guard !Self.appendUnsupportedDate(date, to: &bytes) else { break }
             bytes.append(0x22)
             ISO8601.append(date, to: &bytes)
             bytes.append(0x22)
@@ -148,10 +149,20 @@ public struct JSONWriter: Sendable {
     /// string `"Infinity"` or `"-Infinity"`, as Jackson (Debezium's JSON) writes them: every
     /// JSON parser reads it, and replay reads it back into a double attribute as the
     /// infinity, where `null` said the value was absent.
-    static func number(_ d: Double) -> String {
+    package static func number(_ d: Double) -> String {
         if d.isNaN { return "null" }
         if d.isInfinite { return d < 0 ? "\"-Infinity\"" : "\"Infinity\"" }
         return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)
+    }
+
+    /// Writes a date outside the dates ISO 8601 writes (``ISO8601/supportedSeconds``: another
+    /// program stored it, as Tributary refuses such dates) as its seconds since 1970, a JSON
+    /// number (``number(_:)``) that readers parse, rather than the note terminals show
+    /// (``ISO8601/unsupportedText(_:)``); false, writing nothing, for any other date.
+    package static func appendUnsupportedDate(_ date: Date, to bytes: inout [UInt8]) -> Bool {
+        guard !ISO8601.isSupported(date) else { return false }
+        bytes += number(date.timeIntervalSince1970).utf8
+        return true
     }
 
     /// Writes raw JSON text as a value.

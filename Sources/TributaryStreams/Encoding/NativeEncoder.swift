@@ -183,8 +183,10 @@ public struct NativeEncoder: RecordEncoder {
         buffer.append(0x3A)
     }
 
-    /// A date value of the `k`th property, as a JSON string (each column's dates share a day).
+    /// A date value of the `k`th property, as a JSON string (each column's dates share a day), or a
+    /// number where ISO 8601 cannot write it (``JSONWriter/appendUnsupportedDate(_:to:)``).
     private mutating func appendDate(_ date: Date, at k: Int, to buffer: inout [UInt8]) {
+        guard !JSONWriter.appendUnsupportedDate(date, to: &buffer) else { return }
         buffer.append(0x22)
         if k < 64 {
             while dates.count <= k { dates.append(DateTexts()) }
@@ -227,6 +229,7 @@ public struct NativeEncoder: RecordEncoder {
         case .string(let text): JSONWriter.appendString(text, to: &buffer)
         case .integer(let i): appendDigits(i, to: &buffer)
         case .date(let date):
+            guard !JSONWriter.appendUnsupportedDate(date, to: &buffer) else { break }
             buffer.append(0x22)
             ISO8601.append(date, to: &buffer)
             buffer.append(0x22)
