@@ -230,3 +230,16 @@ import Tributary
         #expect(declined >= 4)
     }
 }
+
+/// Replay of a value of another type than the model's says where it came from and what to do.
+@Suite struct ReplayValueTypeTests {
+    /// Before the fix: "the stream was not written by tributary export, or was edited", about a
+    /// stream export wrote from what another program stored.
+    @Test func aValueOfAnotherTypeSaysTheSourceHeldIt() throws {
+        let error = try #require(throws: TributaryError.self) { try ReplayChange.convert(.integer(42), to: .string, name: "v") }
+        #expect(error.message == "'v' holds integer(42), which a string attribute does not store")
+        #expect(error.hint?.contains("the source held it so") == true && error.hint?.contains("not written by tributary export") == false, "\(error.hint ?? "")")
+        let parse = try #require(throws: TributaryError.self) { try ReplayChange.convert(.string("hello"), to: .integer, name: "i") }
+        #expect(parse.hint == ReplayChange.foreignValueHint, "not the command line's advice")
+    }
+}

@@ -67,7 +67,8 @@ extension AttributeValue {
         case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool),
              (.date, .date), (.uuid, .uuid), (.data, .binary):
             return self
-        case (.integer(let i), .double): return .double(Double(i))
+        // Only where the double is the integer: above 2^53 most are not (9007199254740993 would be ...992).
+        case (.integer(let i), .double): return Double(exactly: i).map { .double($0) }
         case (.double(let d), .integer):
             guard d.rounded() == d, let i = Int64(exactly: d) else { return nil }
             return .integer(i)

@@ -173,7 +173,11 @@ public struct ReplayChange: Sendable {
 
     private mutating func set(_ name: String, _ value: JSONValue, entity: EntityDescription, ids: ObjectIDReader) throws {
         if let attribute = entity.attribute(named: name) {
-            storedValues[name] = try Self.convert(value, to: attribute.type, name: name)
+            do {
+                storedValues[name] = try Self.convert(value, to: attribute.type, name: name)
+            } catch let error as TributaryError {
+                throw TributaryError(error.code, "\(entity.name)/p\(primaryKey): \(error.message)", hint: error.hint)
+            }
         } else if let relationship = entity.relationship(named: name), !relationship.isToMany {
             switch value {
             case .null: storedValues[name] = .null
@@ -209,7 +213,7 @@ public struct ReplayChange: Sendable {
             do {
                 converted = try AttributeValue.parse(text, as: type)
             } catch let error as TributaryError {
-                throw TributaryError(error.code, "'\(name)': \(error.message)", hint: error.hint)
+                throw TributaryError(error.code, "'\(name)': \(error.message)", hint: foreignValueHint)
             }
         case .integer(let i): converted = AttributeValue.integer(i).coerced(to: type)
         case .double(let d): converted = AttributeValue.double(d).coerced(to: type)
@@ -217,10 +221,15 @@ public struct ReplayChange: Sendable {
         case .array, .object: converted = nil
         }
         guard let converted else {
-            throw TributaryError(.typeMismatch, "'\(name)' holds \(value) where a \(type.rawValue) belongs", hint: "the stream was not written by tributary export, or was edited")
+            throw TributaryError(.typeMismatch, "'\(name)' holds \(value), which a \(type.rawValue) attribute does not store", hint: foreignValueHint)
         }
         return converted
     }
+
+    /// A value of another type than the model's: exports keep values as the store held them,
+    /// and another program may have stored any (`tributary verify` counts them).
+    static let foreignValueHint = "the source held it so (another program wrote it, or the stream was edited); "
+        + "replay writes values of the model's types only: change the value in the source, or the attribute's type in its model, and export again"
 
     /// The key of a native `movedFrom` or `movedTo` (an object ID of the same entity); nil when absent.
     private static func movedKey(_ value: JSONValue?, of entity: String, ids: ObjectIDReader) throws -> Int64? {

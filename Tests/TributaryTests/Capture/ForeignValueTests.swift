@@ -52,6 +52,22 @@ import TributaryTestSupport
         #expect(b.before == .data(Data([0xFF, 0xFE])) && b.after == .data(Data([0xFE, 0x41])))
     }
 
+    /// Before the fix, an integer another program stored in a `NUMERIC` column (a double
+    /// attribute) was recorded converted to a double: 9007199254740993 became ...992. A
+    /// conversion to double now takes only integers a double holds exactly; history keeps
+    /// the others as stored.
+    @Test func integersADoubleCannotHoldAreRecordedAsStored() throws {
+        #expect(AttributeValue.integer(9_007_199_254_740_993).coerced(to: .double) == nil)
+        #expect(AttributeValue.integer(9_007_199_254_740_992).coerced(to: .double) == .double(9_007_199_254_740_992))
+        try ForeignWriter.shell(path, "CREATE TABLE acct (id INTEGER PRIMARY KEY, balance NUMERIC);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO acct VALUES (1, 9007199254740993), (2, 2.5), (3, 7);")
+        let changes = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes)
+        #expect(changes.map { $0.insertedValues["balance"] } == [.integer(9_007_199_254_740_993), .double(2.5), .double(7)])
+    }
+
     /// A read-only open cannot fold other programs' writes, so it refuses to rebuild rows as of
     /// a token from history that lacks them, rather than show them as past values.
     @Test func aReadOnlyOpenRefusesThePastWhileOtherProgramsWritesAreNotRead() throws {
