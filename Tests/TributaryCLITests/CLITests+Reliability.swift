@@ -57,7 +57,12 @@ extension CLITests {
                           ["export", store, "--snapshot", "--to", scratch.path("stream")]] {
             let result = try CLI.run(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
-            if arguments[0] == "query" { #expect(result.stdout.contains("1e+300 \(note)") && result.stdout.contains("inf \(note)") && result.stdout.contains("-1e+300 \(note)")) }
+            if arguments == ["query", store, "--entity", "Post"] {
+                #expect(result.stdout.contains("1e+300 \(note)") && result.stdout.contains("inf \(note)") && result.stdout.contains("-1e+300 \(note)"))
+            } else if arguments[0] == "query" {
+                // JSON has the number, which readers parse (the note is for terminals).
+                #expect(result.stdout.contains(#":1e+300"#) && result.stdout.contains(#":"Infinity""#) && result.stdout.contains(#":-1e+300"#), "\(result.stdout)")
+            }
         }
         // Deleting the rows puts the dates into history, where every history reader meets them.
         #expect(try CLI.run(["delete", store, "--entity", "Post", "--all"]).status == 0)
@@ -67,7 +72,9 @@ extension CLITests {
             let result = try CLI.run(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("Fatal error"))
-            if arguments[0] != "verify" && arguments[0] != "export" || arguments.contains("-") { #expect(result.stdout.contains("1e+300 \(note)"), "\(arguments)") }
+            guard arguments[0] != "verify" && arguments[0] != "export" || arguments.contains("-") else { continue }
+            let json = arguments.contains("--json") || arguments[0] == "export"
+            #expect(result.stdout.contains(json ? #":1e+300"# : "1e+300 \(note)"), "\(arguments): \(result.stdout)")
         }
     }
 
