@@ -31,6 +31,12 @@ struct TributaryCommand: AsyncParsableCommand {
     /// Logs (`TRIBUTARY_SQL_DEBUG`) go to standard error, keeping standard output for results.
     static func main() async {
         LoggingSystem.bootstrap(ProgressClearingLogHandler.init)
+        if let position = firstArgumentNotUTF8() {
+            // Swift reads arguments as text, each bad sequence as U+FFFD: a path of such bytes
+            // would name another file (adopt said the file was missing; init made another).
+            FileHandle.standardError.write(Data("Error: argument \(position) is not valid UTF-8; give paths and names in UTF-8 (rename the file if its name is not)\n".utf8))
+            exit(withError: ExitCode.validationFailure)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -43,6 +49,17 @@ struct TributaryCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data((oneLine(fullMessage(for: error)) + "\n").utf8))
             exit(withError: ExitCode.validationFailure)
         }
+    }
+
+    /// The position (1 for the first after the command's name) of the first argument whose
+    /// bytes are not valid UTF-8, or nil.
+    static func firstArgumentNotUTF8() -> Int? {
+        for i in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[i] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: strlen(argument))
+            if String(validating: bytes, as: UTF8.self) == nil { return i }
+        }
+        return nil
     }
 
     /// A usage error on one line, ArgumentParser's message and where to read more without

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 
 /// Safe defaults of the writing commands: a batch write names its rows, dry runs write
 /// nothing, NULL has its own option, consumers start and move where they are told.
@@ -217,6 +218,31 @@ import Testing
         }
         #expect(try CLI.run(["consumers", store, "list"]).stdout.contains(#"evil\e[2Jname"#))
         #expect(try CLI.run(["history", store, "--oneline"]).stdout.contains(#"bad\e[31mauthor\ttab"#))
+    }
+
+    /// Before the fix, a right-to-left override (U+202E) in an author or a value reached the
+    /// terminal as it was, and reordered what the rest of the line showed.
+    @Test func bidirectionalControlsAreEscaped() throws {
+        let store = try makeStore()
+        let post = #"{"title": "invoice\#u{202E}fdp.exe", "externalID": "x1", "createdAt": 0, "content": "c"}"# + "\n"
+        try CLI.run(["import", store, "--entity", "Post", "--author", "ali\u{2067}ce", "-"], stdin: post)
+        for output in [try CLI.run(["history", store]).stdout, try CLI.run(["history", store, "--oneline"]).stdout,
+                       try CLI.run(["query", store, "--entity", "Post"]).stdout] {
+            #expect(!output.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x2067 }, "\(output)")
+        }
+        #expect(try CLI.run(["history", store]).stdout.contains(#"invoice\u{202e}fdp.exe"#))
+        #expect(try CLI.run(["history", store, "--oneline"]).stdout.contains(#"ali\u{2067}ce"#))
+    }
+
+    /// Before the fix, a path whose bytes are not UTF-8 was read with U+FFFD in their place:
+    /// `adopt` said the file was missing, `init` made a file of another name.
+    @Test func argumentsThatAreNotUTF8AreRefusedInOneLine() throws {
+        let dir = Scratch()
+        let script = #"cd "$1" && printf 'CREATE TABLE t (id INTEGER PRIMARY KEY);' | sqlite3 "$(printf '\377.db')" && exec "$0" adopt "$(printf '\377.db')""#
+        let result = try TributaryProcess.run(["-c", script, CLI.binary.path, dir.url.path], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status != 0)
+        #expect(result.stderrLines == ["Error: argument 2 is not valid UTF-8; give paths and names in UTF-8 (rename the file if its name is not)"], "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).count == 1, "nothing made beside the file")
     }
 
     @Test func lagMeansTheSameInStatusAndConsumersList() throws {

@@ -1,6 +1,7 @@
-/// Text from the store (consumer names, authors, context names) made safe to print:
-/// control characters and line breaks are shown escaped, so a name cannot move the
-/// cursor, clear the screen or forge a line of output.
+/// Text from the store (consumer names, authors, context names, values) made safe to print:
+/// control characters, line breaks and bidirectional controls are shown escaped, so a name
+/// cannot move the cursor, clear the screen, forge a line of output or reorder what a line
+/// shows (a right-to-left override can make an audit line read other than it is).
 enum TerminalText {
     /// `text` with every control character written as `\n`, `\r`, `\t`, `\e` or `\u{…}`.
     static func escaped(_ text: String) -> String {
@@ -19,8 +20,13 @@ enum TerminalText {
         return out
     }
 
-    /// `\` is kept as it is; C0 and C1 controls, DEL, and line or paragraph separators are escaped.
+    /// `\` is kept as it is; C0 and C1 controls, DEL, line or paragraph separators, and the
+    /// bidirectional marks, embeddings, overrides and isolates are escaped.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029: true
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }
