@@ -139,13 +139,27 @@ struct FetchQuery {
         if stored == .null { return .null }
         switch code {
         case 1: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
-        case 2: return stored == .real || stored == .integer ? .double(statement.double(at: index)) : statement.value(at: index)
-        case 3: return stored == .integer ? .bool(statement.int64(at: index) != 0) : statement.value(at: index)
+        case 2: return stored == .real ? .double(statement.double(at: index)) : Self.asDouble(statement, at: index, stored: stored)
+        case 3: return stored == .integer ? Self.asBool(statement.int64(at: index)) : statement.value(at: index)
         case 4: return stored == .real || stored == .integer ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
         // A to-one's column holding no integer (text another program wrote) names no object: nil, as history records it.
         case 255: return stored == .integer ? .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index))) : .null
         default: return Self.decode(statement, at: index, as: columns[column], storeID: storeID)
         }
+    }
+
+    /// A double attribute's stored integer as a double where the double is that integer; as
+    /// stored where not (above 2^53), as history records it (``AttributeValue/coerced(to:)``).
+    private static func asDouble(_ statement: Statement, at index: Int, stored: Statement.StorageClass) -> AttributeValue {
+        guard stored == .integer else { return statement.value(at: index) }
+        let i = statement.int64(at: index)
+        return Double(exactly: i).map { .double($0) } ?? .integer(i)
+    }
+
+    /// A bool attribute's stored integer: 0 and 1 are false and true; another (another program
+    /// stored 7) as stored, as history records it, and as a predicate on `true` compares it.
+    private static func asBool(_ value: Int64) -> AttributeValue {
+        value == 0 || value == 1 ? .bool(value == 1) : .integer(value)
     }
 
     /// A value another program stored in a class the attribute's type does not hold (text
@@ -160,8 +174,8 @@ struct FetchQuery {
             switch type {
             case .string: return .string(statement.string(at: index))
             case .integer: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
-            case .double: return number ? .double(statement.double(at: index)) : statement.value(at: index)
-            case .bool: return stored == .integer ? .bool(statement.int64(at: index) != 0) : statement.value(at: index)
+            case .double: return stored == .real ? .double(statement.double(at: index)) : asDouble(statement, at: index, stored: stored)
+            case .bool: return stored == .integer ? asBool(statement.int64(at: index)) : statement.value(at: index)
             case .date: return number ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
             case .uuid:
                 let text = statement.string(at: index)

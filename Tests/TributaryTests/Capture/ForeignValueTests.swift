@@ -68,6 +68,28 @@ import TributaryTestSupport
         #expect(changes.map { $0.insertedValues["balance"] } == [.integer(9_007_199_254_740_993), .double(2.5), .double(7)])
     }
 
+    /// Before the fix, fetches (and so snapshots) read another program's 7 in a `BOOLEAN`
+    /// column as true and 9007199254740993 in a `NUMERIC` one as ...992, while history kept
+    /// them as stored: a snapshot and the history after it disagreed, and replay of the
+    /// snapshot wrote 1 and ...992. Now every reader gives them as stored.
+    @Test func fetchesSnapshotsAndHistoryGiveTheSameValues() throws {
+        try ForeignWriter.shell(path, "CREATE TABLE acct (id INTEGER PRIMARY KEY, flag BOOLEAN, balance NUMERIC);")
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "INSERT INTO acct VALUES (1, 7, 9007199254740993), (2, 1, 2.5), (3, 0, 12);")
+        let recorded = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).map { [$0.insertedValues["flag"], $0.insertedValues["balance"]] }
+        let fetched = try coordinator.fetch(FetchRequest(entityName: "acct")).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map { [$0["flag"], $0["balance"]] }
+        var snapshot: [[AttributeValue?]] = []
+        try coordinator.enumerateSnapshot(begin: { _ in }) { object in
+            snapshot.append(["flag", "balance"].map { name in object.properties.first { $0.name == name }?.after })
+        }
+        let expected: [[AttributeValue?]] = [[.integer(7), .integer(9_007_199_254_740_993)], [.bool(true), .double(2.5)], [.bool(false), .double(12)]]
+        #expect(recorded == expected)
+        #expect(fetched == expected)
+        #expect(snapshot == expected)
+    }
+
     /// A read-only open cannot fold other programs' writes, so it refuses to rebuild rows as of
     /// a token from history that lacks them, rather than show them as past values.
     @Test func aReadOnlyOpenRefusesThePastWhileOtherProgramsWritesAreNotRead() throws {
