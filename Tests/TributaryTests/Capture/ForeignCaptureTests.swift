@@ -173,19 +173,31 @@ import TributaryTestSupport
         #expect(tag?.properties.contains { $0.name == "postCount" } == true, "the derived count the store's own trigger updated is part of it")
     }
 
+    /// A store with one post linked (by another program) to its first `tags` tags of two.
+    func postLinked(to tags: Int) throws -> (PersistentStoreCoordinator, post: Int64, tag0: Int64, tag1: Int64) {
+        let coordinator = try open()
+        let (seeded, posts) = try Fixtures.seedBlog(coordinator, posts: 1)
+        let (post, tag0, tag1) = (posts[0].primaryKey, seeded[0].primaryKey, seeded[1].primaryKey)
+        let pairs = [tag0, tag1].prefix(tags).map { "(\(post), \($0))" }.joined(separator: ", ")
+        try ForeignWriter.shell(path, "DELETE FROM _Post_tags; INSERT INTO _Post_tags (src, dst) VALUES \(pairs);")
+        return (coordinator, post, tag0, tag1)
+    }
+
+    /// The membership changes of an entity's objects in the history after `start`.
+    func linkChanges(_ coordinator: PersistentStoreCoordinator, after start: PersistentHistoryToken) throws -> (String) -> [PropertyChange] {
+        let changes = try history(coordinator, after: start).flatMap(\.changes)
+        return { entity in changes.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+    }
+
     /// Before the fix, join tables had insert and delete triggers only: another program moving
     /// a link with `UPDATE` left history with the derived counts changed and no link change, so
     /// a replica kept the old link; and re-inserting a pair already there with `INSERT OR
     /// REPLACE` was recorded as a link added again.
     @Test func aJoinRowUpdatedMovesTheLinkAndOneReplacedWithItselfIsNoChange() throws {
-        let coordinator = try open()
-        let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 1)
-        let (post, tag0, tag1) = (posts[0].primaryKey, tags[0].primaryKey, tags[1].primaryKey)
-        try ForeignWriter.shell(path, "DELETE FROM _Post_tags; INSERT INTO _Post_tags (src, dst) VALUES (\(post), \(tag0));")
+        let (coordinator, post, tag0, tag1) = try postLinked(to: 1)
         let start = try coordinator.currentPersistentHistoryToken()
         try ForeignWriter.shell(path, "UPDATE _Post_tags SET dst = \(tag1) WHERE src = \(post);")
-        let moved = try history(coordinator, after: start).flatMap(\.changes)
-        let links = { (entity: String) in moved.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+        let links = try linkChanges(coordinator, after: start)
         #expect(links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" } == ["+[\(tag1)] -[\(tag0)]"])
         #expect(links("Tag").map { "\($0.added.count)/\($0.removed.count)" }.sorted() == ["0/1", "1/0"])
         let after = try coordinator.currentPersistentHistoryToken()
@@ -197,14 +209,10 @@ import TributaryTestSupport
     /// removes that row and runs no delete trigger for it) recorded the link already there as
     /// added again: a replica counted it twice.
     @Test func aLinkMovedOntoOneAlreadyThereIsItsRemovalOnly() throws {
-        let coordinator = try open()
-        let (tags, posts) = try Fixtures.seedBlog(coordinator, posts: 1)
-        let (post, tag0, tag1) = (posts[0].primaryKey, tags[0].primaryKey, tags[1].primaryKey)
-        try ForeignWriter.shell(path, "DELETE FROM _Post_tags; INSERT INTO _Post_tags (src, dst) VALUES (\(post), \(tag0)), (\(post), \(tag1));")
+        let (coordinator, post, tag0, tag1) = try postLinked(to: 2)
         let start = try coordinator.currentPersistentHistoryToken()
         try ForeignWriter.shell(path, "UPDATE OR REPLACE _Post_tags SET dst = \(tag1) WHERE src = \(post) AND dst = \(tag0);")
-        let changes = try history(coordinator, after: start).flatMap(\.changes)
-        let links = { (entity: String) in changes.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+        let links = try linkChanges(coordinator, after: start)
         #expect(links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" } == ["+[] -[\(tag0)]"])
         #expect(links("Tag").map { "\($0.added.count)/\($0.removed.count)" } == ["0/1"])
         let counts = try coordinator.fetch(FetchRequest(entityName: "Tag")).filter { [tag0, tag1].contains($0.objectID.primaryKey) }.map { "\($0.objectID.primaryKey):\($0["postCount"].map { "\($0)" } ?? "nil")" }

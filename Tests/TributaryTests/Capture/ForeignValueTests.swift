@@ -9,15 +9,20 @@ import TributaryTestSupport
     let dir = TemporaryDirectory()
     var path: URL { dir.file("app.db") }
 
+    /// Makes `schema` in a new database, adopts it, and opens it; with the token before any write.
+    func adopt(_ schema: String) throws -> (PersistentStoreCoordinator, PersistentHistoryToken) {
+        try ForeignWriter.shell(path, schema)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        return (coordinator, try coordinator.currentPersistentHistoryToken())
+    }
+
     /// Before the fix, text in a BLOB column was recorded as text, which streams wrote as a
     /// string where a binary attribute's strings are base64: replay of `'text'` wrote the three
     /// bytes that base64 decodes to. Now it is its UTF-8 bytes, as fetches and the pre-update
     /// hook read it; an infinity stays one.
     @Test func textInABlobColumnIsItsBytesAndInfinitiesStay() throws {
-        try ForeignWriter.shell(path, "CREATE TABLE f (id INTEGER PRIMARY KEY, data BLOB, r REAL);")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        let start = try coordinator.currentPersistentHistoryToken()
+        let (coordinator, start) = try adopt("CREATE TABLE f (id INTEGER PRIMARY KEY, data BLOB, r REAL);")
         try ForeignWriter.python(path, """
             db.execute("INSERT INTO f VALUES (1, 'text', ?)", (float('inf'),))
             db.execute("INSERT INTO f VALUES (2, x'74657874', ?)", (float('-inf'),))
@@ -36,10 +41,7 @@ import TributaryTestSupport
     /// change, and the whole transaction was left out of history. Now the update is recorded,
     /// and in a `BLOB` column the bytes are the ones stored, not replacement characters.
     @Test func anUpdateBetweenTextsThatAreNotUTF8IsRecorded() throws {
-        try ForeignWriter.shell(path, "CREATE TABLE ip (id INTEGER PRIMARY KEY, t TEXT, b BLOB);")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        let start = try coordinator.currentPersistentHistoryToken()
+        let (coordinator, start) = try adopt("CREATE TABLE ip (id INTEGER PRIMARY KEY, t TEXT, b BLOB);")
         try ForeignWriter.shell(path, "INSERT INTO ip VALUES (1, CAST(x'ff' AS TEXT), CAST(x'fffe' AS TEXT));")
         try ForeignWriter.shell(path, "UPDATE ip SET t = CAST(x'fe' AS TEXT), b = CAST(x'fe41' AS TEXT) WHERE id = 1;")
         let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
@@ -59,10 +61,7 @@ import TributaryTestSupport
     @Test func integersADoubleCannotHoldAreRecordedAsStored() throws {
         #expect(AttributeValue.integer(9_007_199_254_740_993).coerced(to: .double) == nil)
         #expect(AttributeValue.integer(9_007_199_254_740_992).coerced(to: .double) == .double(9_007_199_254_740_992))
-        try ForeignWriter.shell(path, "CREATE TABLE acct (id INTEGER PRIMARY KEY, balance NUMERIC);")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        let start = try coordinator.currentPersistentHistoryToken()
+        let (coordinator, start) = try adopt("CREATE TABLE acct (id INTEGER PRIMARY KEY, balance NUMERIC);")
         try ForeignWriter.shell(path, "INSERT INTO acct VALUES (1, 9007199254740993), (2, 2.5), (3, 7);")
         let changes = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes)
         #expect(changes.map { $0.insertedValues["balance"] } == [.integer(9_007_199_254_740_993), .double(2.5), .double(7)])
@@ -73,10 +72,7 @@ import TributaryTestSupport
     /// them as stored: a snapshot and the history after it disagreed, and replay of the
     /// snapshot wrote 1 and ...992. Now every reader gives them as stored.
     @Test func fetchesSnapshotsAndHistoryGiveTheSameValues() throws {
-        try ForeignWriter.shell(path, "CREATE TABLE acct (id INTEGER PRIMARY KEY, flag BOOLEAN, balance NUMERIC);")
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        let start = try coordinator.currentPersistentHistoryToken()
+        let (coordinator, start) = try adopt("CREATE TABLE acct (id INTEGER PRIMARY KEY, flag BOOLEAN, balance NUMERIC);")
         try ForeignWriter.shell(path, "INSERT INTO acct VALUES (1, 7, 9007199254740993), (2, 1, 2.5), (3, 0, 12);")
         let recorded = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).map { [$0.insertedValues["flag"], $0.insertedValues["balance"]] }
         let fetched = try coordinator.fetch(FetchRequest(entityName: "acct")).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map { [$0["flag"], $0["balance"]] }
