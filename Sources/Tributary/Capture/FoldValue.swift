@@ -10,10 +10,16 @@ import Foundation
 enum FoldValue {
     /// The column at `index` of the row `statement` is on.
     static func read(_ statement: Statement, at index: Int) -> AttributeValue {
-        guard statement.storageClass(at: index) == .text else { return statement.value(at: index) }
-        return statement.withBytes(at: index) { bytes in
-            if let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) { return .string(text) }
-            return undecodable(Data(bytes))
+        switch statement.storageClass(at: index) {
+        case .integer: return .integer(statement.int64(at: index))
+        case .real: return .double(statement.double(at: index))
+        case .blob: return .data(statement.data(at: index))
+        case .null: return .null
+        case .text:
+            return statement.withBytes(at: index) { bytes in
+                if let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) { return .string(text) }
+                return undecodable(Data(bytes))
+            }
         }
     }
 
