@@ -139,7 +139,7 @@ struct FetchQuery {
         if stored == .null { return .null }
         switch code {
         case 1: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
-        case 2: return stored == .real ? .double(statement.double(at: index)) : Self.asDouble(statement, at: index, stored: stored)
+        case 2: return Self.asDouble(statement, at: index, stored: stored)
         case 3: return stored == .integer ? Self.asBool(statement.int64(at: index)) : statement.value(at: index)
         case 4: return stored == .real || stored == .integer ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
         // A to-one's column holding no integer (text another program wrote) names no object: nil, as history records it.
@@ -148,12 +148,17 @@ struct FetchQuery {
         }
     }
 
-    /// A double attribute's stored integer as a double where the double is that integer; as
-    /// stored where not (above 2^53), as history records it (``AttributeValue/coerced(to:)``).
+    /// A double attribute's value: a stored integer as a double where the double is that
+    /// integer (``AttributeValue/coerced(to:)``), as stored where not (above 2^53), as history
+    /// records it; anything but a number as stored.
     private static func asDouble(_ statement: Statement, at index: Int, stored: Statement.StorageClass) -> AttributeValue {
-        guard stored == .integer else { return statement.value(at: index) }
-        let i = statement.int64(at: index)
-        return Double(exactly: i).map { .double($0) } ?? .integer(i)
+        switch stored {
+        case .real: return .double(statement.double(at: index))
+        case .integer:
+            let stored = AttributeValue.integer(statement.int64(at: index))
+            return stored.coerced(to: .double) ?? stored
+        default: return statement.value(at: index)
+        }
     }
 
     /// A bool attribute's stored integer: 0 and 1 are false and true; another (another program
@@ -174,7 +179,7 @@ struct FetchQuery {
             switch type {
             case .string: return .string(statement.string(at: index))
             case .integer: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
-            case .double: return stored == .real ? .double(statement.double(at: index)) : asDouble(statement, at: index, stored: stored)
+            case .double: return asDouble(statement, at: index, stored: stored)
             case .bool: return stored == .integer ? asBool(statement.int64(at: index)) : statement.value(at: index)
             case .date: return number ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
             case .uuid:

@@ -129,11 +129,7 @@ public struct JSONWriter: Sendable {
         case .integer(let i): bytes += String(i).utf8
         case .double(let d): bytes += Self.number(d).utf8
         case .bool(let b): bytes += (b ? "true" : "false").utf8
-        case .date(let date):
-            guard !Self.appendUnsupportedDate(date, to: &bytes) else { break }
-            bytes.append(0x22)
-            ISO8601.append(date, to: &bytes)
-            bytes.append(0x22)
+        case .date(let date): Self.appendDate(date, to: &bytes)
         case .uuid, .data, .objectID: Self.appendString(value.description, to: &bytes)
         case .array(let items):
             bytes.append(0x5B)
@@ -149,10 +145,19 @@ public struct JSONWriter: Sendable {
     /// string `"Infinity"` or `"-Infinity"`, as Jackson (Debezium's JSON) writes them: every
     /// JSON parser reads it, and replay reads it back into a double attribute as the
     /// infinity, where `null` said the value was absent.
-    package static func number(_ d: Double) -> String {
+    static func number(_ d: Double) -> String {
         if d.isNaN { return "null" }
         if d.isInfinite { return d < 0 ? "\"-Infinity\"" : "\"Infinity\"" }
         return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)
+    }
+
+    /// A date as a JSON value: ISO 8601 (UTC) in quotes, or a number where ISO 8601 cannot
+    /// write it (``appendUnsupportedDate(_:to:)``).
+    package static func appendDate(_ date: Date, to bytes: inout [UInt8]) {
+        guard !appendUnsupportedDate(date, to: &bytes) else { return }
+        bytes.append(0x22)
+        ISO8601.append(date, to: &bytes)
+        bytes.append(0x22)
     }
 
     /// Writes a date outside the dates ISO 8601 writes (``ISO8601/supportedSeconds``: another

@@ -228,11 +228,7 @@ public struct NativeEncoder: RecordEncoder {
         case .null: append("null", to: &buffer)
         case .string(let text): JSONWriter.appendString(text, to: &buffer)
         case .integer(let i): appendDigits(i, to: &buffer)
-        case .date(let date):
-            guard !JSONWriter.appendUnsupportedDate(date, to: &buffer) else { break }
-            buffer.append(0x22)
-            ISO8601.append(date, to: &buffer)
-            buffer.append(0x22)
+        case .date(let date): JSONWriter.appendDate(date, to: &buffer)
         default:
             var json = JSONWriter()
             json.value(value)
