@@ -6,9 +6,9 @@
 /// its pre-update hook records its writes already.
 ///
 /// Per entity table: an insert logs the key only; each column has its own `AFTER
-/// UPDATE OF` trigger, guarded by `IS NOT` (so NULL transitions count and an update
-/// costs what its changed columns cost, whatever the table's width), logging the old
-/// value; a delete logs every column; a `BEFORE INSERT` trigger logs the rows an
+/// UPDATE OF` trigger, guarded by `IS NOT` as stored and by storage class (so NULL
+/// transitions and 1 replaced by 1.0 count, and an update costs what its changed columns
+/// cost, whatever the table's width), logging the old value; a delete logs every column; a `BEFORE INSERT` trigger logs the rows an
 /// `INSERT OR REPLACE` would remove (same key, or the same values of a unique index, by
 /// its collation or expression: ``UniqueIndexes``), since SQLite runs no delete trigger for
 /// them (its `WHEN` looks the key and unique values up first, so an insert that meets no
@@ -23,11 +23,11 @@ struct CaptureTriggers {
     let table: CapturedTable
 
     /// Every trigger, as `CREATE TRIGGER` statements.
-    var statements: [String] { statements(asStored: true) }
+    var statements: [String] { statements(.asStoredAndTyped) }
 
-    private func statements(asStored: Bool) -> [String] {
+    private func statements(_ comparison: Comparison) -> [String] {
         switch table.kind {
-        case .entity: entityTriggers(guardedProbe: true, asStored: asStored) + [keyReplaceTrigger] + (uniqueReplaceTrigger.map { [$0] } ?? [])
+        case .entity: entityTriggers(guardedProbe: true, comparison) + [keyReplaceTrigger] + (uniqueReplaceTrigger.map { [$0] } ?? [])
         case .join: joinTriggers
         }
     }
@@ -35,16 +35,18 @@ struct CaptureTriggers {
     /// The trigger sets earlier versions of Tributary installed: finding one is an upgrade,
     /// not triggers another program altered. Until format 8 a column's trigger compared old
     /// and new by the column's collation (a case-only change of a `NOCASE` column, a
-    /// trailing space of an `RTRIM` one, went unlogged). History format 5 had no key-replace
-    /// trigger (one that dropped only that trigger is taken for the same; it missed at most
-    /// rows an `UPDATE OR REPLACE` of a key removed); formats 5 and 6 ran the insert's replace
-    /// probe unguarded and had no probe for an `UPDATE OR REPLACE` of a unique column.
+    /// trailing space of an `RTRIM` one, went unlogged); until format 9 it did not compare
+    /// storage classes (1 replaced by 1.0 in an untyped column went unlogged). History
+    /// format 5 had no key-replace trigger (one that dropped only that trigger is taken for
+    /// the same; it missed at most rows an `UPDATE OR REPLACE` of a key removed); formats 5
+    /// and 6 ran the insert's replace probe unguarded and had no probe for an `UPDATE OR
+    /// REPLACE` of a unique column.
     var previousVersions: [Set<String>] {
         guard table.kind == .entity else { return [Set(joinInsertAndDelete), Set(joinInsertAndDelete + joinUpdateAndInsertProbe)] }
-        let byCollation = Set(statements(asStored: false))
-        guard table.keyMap == nil else { return [byCollation] }
-        let unguarded = entityTriggers(guardedProbe: false, asStored: false)
-        return [byCollation, Set(unguarded + [keyReplaceTrigger]), Set(unguarded)]
+        let older = [Comparison.byCollation, .asStored].map { Set(statements($0)) }
+        guard table.keyMap == nil else { return older }
+        let unguarded = entityTriggers(guardedProbe: false, .byCollation)
+        return older + [Set(unguarded + [keyReplaceTrigger]), Set(unguarded)]
     }
 
     /// The row a key change would replace (`UPDATE OR REPLACE … SET key = …` onto a key in
@@ -75,9 +77,29 @@ struct CaptureTriggers {
     private func code(_ op: CaptureLog.Op, column: Int = 0) -> Int64 { CaptureLog.code(table: table.id, column: column, op: op) }
     private var log: String { CaptureLog.table }
 
-    /// `asStored`: a column's trigger compares old and new values as stored (`COLLATE BINARY`),
-    /// not by the column's collation, so every change of the stored value is logged.
-    private func entityTriggers(guardedProbe: Bool, asStored: Bool) -> [String] {
+    /// How a column's trigger tells that an update changed the column, from the oldest
+    /// trigger set to today's.
+    enum Comparison: CaseIterable {
+        /// `IS NOT`, by the column's collation (until format 8).
+        case byCollation
+        /// `IS NOT … COLLATE BINARY`: a case-only change of a `NOCASE` column counts (format 8).
+        case asStored
+        /// As stored, and by storage class: SQLite calls 1 and 1.0 equal, but an untyped,
+        /// `BLOB` or `STRICT` `ANY` column keeps each as given, and readers show them apart
+        /// (format 9).
+        case asStoredAndTyped
+    }
+
+    /// The condition that an update changed `column` (quoted), by `comparison`.
+    private func changed(_ column: String, _ comparison: Comparison) -> String {
+        switch comparison {
+        case .byCollation: "OLD.\(column) IS NOT NEW.\(column)"
+        case .asStored: "OLD.\(column) IS NOT NEW.\(column) COLLATE BINARY"
+        case .asStoredAndTyped: "OLD.\(column) IS NOT NEW.\(column) COLLATE BINARY OR typeof(OLD.\(column)) <> typeof(NEW.\(column))"
+        }
+    }
+
+    private func entityTriggers(guardedProbe: Bool, _ comparison: Comparison) -> [String] {
         let key = quote(table.keyColumns[0])
         let values = table.columns.indices.map { "c\($0)" }
         let columns = table.columns.map(quote)
@@ -91,9 +113,8 @@ struct CaptureTriggers {
             "CREATE TRIGGER \(trigger("d")) AFTER DELETE ON \(name) BEGIN INSERT INTO \(log) (t, k0\(list(values))) "
                 + "VALUES (\(code(.delete)), \(loggedKey("OLD"))\(list(columns.map { "OLD.\($0)" }))); END",
         ]
-        let binary = asStored ? " COLLATE BINARY" : ""
         for (j, column) in columns.enumerated() {
-            sql.append("CREATE TRIGGER \(trigger("u\(j)")) AFTER UPDATE OF \(column) ON \(name) WHEN OLD.\(column) IS NOT NEW.\(column)\(binary) BEGIN "
+            sql.append("CREATE TRIGGER \(trigger("u\(j)")) AFTER UPDATE OF \(column) ON \(name) WHEN \(changed(column, comparison)) BEGIN "
                        + "INSERT INTO \(log) (t, k0, c0) VALUES (\(code(.update, column: j)), \(updatedKey), OLD.\(column)); END")
         }
         // The rows an INSERT OR REPLACE would delete: the one with the new key, and those

@@ -31,7 +31,10 @@ enum HistorySchema {
     /// and new values as stored, not by its collation (``CaptureTriggers``), and Tributary
     /// writes `WITHOUT ROWID` tables through them: an older Tributary would take the triggers
     /// for ones another program altered; upgraded by its number (and the triggers) alone.
-    static let formatVersion = 8
+    /// Format 9's column triggers compare storage classes too (1 replaced by 1.0 in an
+    /// untyped column counts), and join tables have a probe for an `UPDATE OR REPLACE`:
+    /// the same again.
+    static let formatVersion = 9
     static let transactions = "_tributary_history"
     static let sources = "_tributary_history_source"
     static let consumers = "_tributary_consumer"

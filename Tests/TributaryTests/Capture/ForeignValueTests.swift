@@ -54,6 +54,26 @@ import TributaryTestSupport
         #expect(b.before == .data(Data([0xFF, 0xFE])) && b.after == .data(Data([0xFE, 0x41])))
     }
 
+    /// Before the fix, another program's update of 1 to 1.0 in an untyped, a `BLOB` or a
+    /// `STRICT` `ANY` column left no trace: the column's trigger compared with `IS NOT`, for
+    /// which SQLite calls them equal, though the column keeps each as given and every reader
+    /// shows them apart. The triggers compare storage classes too (under `trusted_schema=OFF`).
+    @Test func aValueReplacedByAnEqualOneOfAnotherStorageClassIsRecorded() throws {
+        let (coordinator, start) = try adopt("""
+            CREATE TABLE loose (id INTEGER PRIMARY KEY, v, b BLOB);
+            CREATE TABLE tight (id INTEGER PRIMARY KEY, a ANY) STRICT;
+            INSERT INTO loose VALUES (1, 1, 2.0);
+            INSERT INTO tight VALUES (1, 3);
+            """)
+        try ForeignWriter.shell(path, "PRAGMA trusted_schema = OFF; UPDATE loose SET v = 1.0, b = 2 WHERE id = 1; UPDATE tight SET a = 3.0 WHERE id = 1;")
+        try ForeignWriter.shell(path, "UPDATE loose SET v = 1.0 WHERE id = 1;")
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.count == 2, "the second update stores what was there: no change")
+        let values = transactions.flatMap(\.changes).flatMap { change in change.properties.map { "\(change.changedObjectID.entityName).\($0.name): \($0.before.map { "\($0)" } ?? "-") → \($0.after.map { "\($0)" } ?? "-")" } }
+        // The ANY column is adopted as a double attribute: as the model reads it, the value is the same.
+        #expect(values.sorted() == ["loose.b: 2.0 → 2", "loose.v: 1 → 1.0", "tight.a: 3.0 → 3.0"])
+    }
+
     /// Before the fix, an integer another program stored in a `NUMERIC` column (a double
     /// attribute) was recorded converted to a double: 9007199254740993 became ...992. A
     /// conversion to double now takes only integers a double holds exactly; history keeps

@@ -104,7 +104,7 @@ import TributaryTestSupport
         #expect(try summary(coordinator, after: start) == ["delete 1 →2 hits=10", "delete 2 →1 hits=20", "insert 1 ←2 hits=20", "insert 2 ←1 hits=10"])
     }
 
-    @Test(arguments: [5, 6, 7]) func aStoreWithTheOlderTriggersIsUpgradedWithoutACaptureGap(format: Int) throws {
+    @Test(arguments: [5, 6, 7, 8]) func aStoreWithTheOlderTriggersIsUpgradedWithoutACaptureGap(format: Int) throws {
         do { _ = try adopted() }
         let trigger = { (suffix: String) in
             try ForeignWriter.shell(self.path, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_\(suffix)';")
@@ -112,16 +112,19 @@ import TributaryTestSupport
         }
         let (keyReplace, probe) = (try trigger("kr"), try trigger("r"))
         #expect(!keyReplace.isEmpty && !probe.isEmpty)
-        // The store as history format 5, 6 or 7 left it: column triggers comparing by the
-        // column's collation; before 7 the replace probe without its WHEN guard, and in
-        // format 5 no key-replace trigger.
+        // The store as history format 5, 6, 7 or 8 left it: column triggers not comparing
+        // storage classes, before 8 comparing by the column's collation; before 7 the
+        // replace probe without its WHEN guard, and in format 5 no key-replace trigger.
         let guarded = try ForeignWriter.shell(path, "SELECT sql FROM sqlite_master WHERE name = '\(probe)';").trimmingCharacters(in: .whitespacesAndNewlines)
         let unguarded = guarded.replacingOccurrences(of: #" WHEN .* BEGIN "#, with: " BEGIN ", options: .regularExpression)
         #expect(guarded.contains(" WHEN EXISTS ") && !unguarded.contains(" WHEN "))
         let columns = try ForeignWriter.shell(path, "SELECT sql || ';' FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_u*' ORDER BY name;")
         let dropColumns = try ForeignWriter.shell(path, "SELECT 'DROP TRIGGER ' || name || ';' FROM sqlite_master WHERE type = 'trigger' AND name GLOB '_tributary_capture_*_u*' ORDER BY name;")
-        #expect(columns.contains(" COLLATE BINARY BEGIN "))
-        try ForeignWriter.shell(path, dropColumns + columns.replacingOccurrences(of: " COLLATE BINARY BEGIN ", with: " BEGIN ")
+        let typed = #" OR typeof\(OLD\."[^"]+"\) <> typeof\(NEW\."[^"]+"\) BEGIN "#
+        #expect(columns.contains(" COLLATE BINARY OR typeof(OLD."))
+        let untyped = columns.replacingOccurrences(of: typed, with: " BEGIN ", options: .regularExpression)
+        #expect(!untyped.contains("typeof") && untyped.contains(" COLLATE BINARY BEGIN "))
+        try ForeignWriter.shell(path, dropColumns + (format == 8 ? untyped : untyped.replacingOccurrences(of: " COLLATE BINARY BEGIN ", with: " BEGIN "))
             + (format < 7 ? "DROP TRIGGER \(probe); \(unguarded); " : "")
             + (format == 5 ? "DROP TRIGGER \(keyReplace); " : "") + "UPDATE _tributary_metadata SET value = '\(format)' WHERE key = 'historyFormat';")
         let coordinator = try open()
