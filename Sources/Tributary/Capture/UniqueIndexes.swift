@@ -8,6 +8,9 @@ import Foundation
 /// Each index is a list of terms. A term is a column's name when the index compares the
 /// column as stored (`BINARY`); otherwise it is SQL over the table's columns
 /// (`"email" COLLATE NOCASE`, `lower(label)`), which the probe evaluates for the new row too.
+/// A partial index (`… WHERE active = 1`) has its condition as a last term, `(active = 1)`:
+/// two rows conflict on it only where both meet it, and an update of a column the condition
+/// reads (setting `active`) can bring a row into the index and so remove another.
 enum UniqueIndexes {
     /// The unique indexes of `table` (its `INTEGER PRIMARY KEY` is not an index), in name
     /// order. An index on an expression that reads more than `columns` (a generated column)
@@ -39,16 +42,28 @@ enum UniqueIndexes {
                 terms.append(terms.count < written!.count ? written![terms.count] : "NULL")
             }
         }
+        if let condition = sql.flatMap(Self.partialCondition) { terms.append("(\(condition))") }
         return terms
     }
 
     /// The terms of a `CREATE [UNIQUE] INDEX … ON table (term, …) [WHERE …]` statement, each
     /// without its `ASC`/`DESC`.
-    static func keyTerms(_ sql: String) -> [String] {
+    static func keyTerms(_ sql: String) -> [String] { termList(sql)?.terms ?? [] }
+
+    /// The condition of a partial index's `CREATE` statement (what follows `WHERE`), else nil.
+    static func partialCondition(_ sql: String) -> String? {
+        guard let rest = termList(sql)?.rest.trimmingCharacters(in: .whitespacesAndNewlines),
+              let range = rest.range(of: #"^WHERE\b"#, options: [.regularExpression, .caseInsensitive]) else { return nil }
+        let condition = rest[range.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
+        return condition.isEmpty ? nil : condition
+    }
+
+    /// The terms of the statement's parenthesised list, and the text after it.
+    private static func termList(_ sql: String) -> (terms: [String], rest: String)? {
         let text = Array(sql)
-        guard let open = firstParenthesis(text) else { return [] }
+        guard let open = firstParenthesis(text) else { return nil }
         var terms: [String] = [], current = "", depth = 0, quote: Character?
-        for character in text[(open + 1)...] {
+        for (offset, character) in text[(open + 1)...].enumerated() {
             if let q = quote {
                 current.append(character)
                 if character == q || (q == "[" && character == "]") { quote = nil }
@@ -63,7 +78,7 @@ enum UniqueIndexes {
                 current.append(character)
             case ")" where depth == 0:
                 terms.append(current)
-                return terms.map(trimmingOrder)
+                return (terms.map(trimmingOrder), String(text[(open + 2 + offset)...]))
             case ")":
                 depth -= 1
                 current.append(character)
@@ -74,7 +89,7 @@ enum UniqueIndexes {
                 current.append(character)
             }
         }
-        return []
+        return nil
     }
 
     /// The first `(` outside quotes (an index or table name may hold one).

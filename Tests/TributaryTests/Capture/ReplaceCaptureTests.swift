@@ -52,6 +52,25 @@ import TributaryTestSupport
         #expect(try changes(coordinator, after: start) == ["delete users 2", "update users 1"])
     }
 
+    /// Before the fix, an `UPDATE OR REPLACE` that set only a column of a partial unique
+    /// index's condition (bringing the row into the index) removed the row in its way with
+    /// nothing recorded: the probe ran only on updates of the index's own columns.
+    @Test func anUpdateIntoAPartialUniqueIndexRecordsTheRowItRemoved() throws {
+        try ForeignWriter.shell(path, """
+            CREATE TABLE members (id INTEGER PRIMARY KEY, email TEXT, active INTEGER);
+            CREATE UNIQUE INDEX members_active_email ON members (email) WHERE active = 1;
+            INSERT INTO members VALUES (3, 'b@example.com', 0), (4, 'b@example.com', 1), (5, 'b@example.com', 0);
+            """)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try ForeignWriter.shell(path, "UPDATE OR REPLACE members SET active = 1 WHERE id = 3;")
+        #expect(try ForeignWriter.shell(path, "SELECT id FROM members ORDER BY id;") == "3\n5\n")
+        #expect(try changes(coordinator, after: start) == ["delete members 4", "update members 3"])
+        let delete = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).first
+        #expect(delete?.tombstone["active"] == .integer(1))
+    }
+
     @Test func anIndexOnAGeneratedColumnIsLeftOutOfTheProbeAndWritesStillWork() throws {
         let (coordinator, start) = try adopted()
         try ForeignWriter.python(path, """
@@ -68,6 +87,9 @@ import TributaryTestSupport
                 == ["lower(a)", "\"b,c\" COLLATE NOCASE", "coalesce(d, ')')"])
         #expect(UniqueIndexes.keyTerms("CREATE UNIQUE INDEX \"by (name)\" ON [t (x)] (upper(name))") == ["upper(name)"])
         #expect(UniqueIndexes.keyTerms("CREATE UNIQUE INDEX i ON t") == [])
+        #expect(UniqueIndexes.partialCondition("CREATE UNIQUE INDEX i ON t (lower(a), b) WHERE e > 0 AND \"f)\" IS NOT NULL") == "e > 0 AND \"f)\" IS NOT NULL")
+        #expect(UniqueIndexes.partialCondition("CREATE UNIQUE INDEX \"where (x)\" ON t (a)\n  where(a > 0)") == "(a > 0)")
+        #expect(UniqueIndexes.partialCondition("CREATE UNIQUE INDEX i ON t (a)") == nil)
     }
 }
 
