@@ -141,13 +141,14 @@ final class FollowingProcess: Sendable {
     private let output = Mutex("")
     private let finished = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String]) throws {
+    /// With `errorsToo`, what it writes to standard error is in ``lines`` too.
+    init(_ arguments: [String], errorsToo: Bool = false) throws {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errorsToo ? out : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
         self.process = process
@@ -174,6 +175,8 @@ final class FollowingProcess: Sendable {
     }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    var isRunning: Bool { process.isRunning }
 
     /// Waits for the process to end; its exit status, or the signal that killed it.
     func waitForExit() -> Int32 {
@@ -215,5 +218,29 @@ extension TailCLITests {
         #expect(line.contains(#""processName":"foreign""#), "\(line)")
         tail.signal(SIGINT)
         #expect(tail.waitForExit() == 0)
+    }
+}
+
+extension TailCLITests {
+    /// Before the fix, `tributary adopt` run again (after another program added a column)
+    /// left a running `tail --follow` retrying "another process changed the store's model"
+    /// every few seconds forever, printing nothing more and holding its pin on the
+    /// write-ahead log, which then grew without bound. It now ends with that one line.
+    @Test func followEndsWithOneLineWhenTheStoreIsAdoptedAgain() async throws {
+        let scratch = Scratch()
+        let db = scratch.path("app.db")
+        #expect(try CLI.sqlite3(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a');").status == 0)
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        let tail = try FollowingProcess(["tail", db, "-n", "0", "--follow"], errorsToo: true)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try CLI.sqlite3(db, "ALTER TABLE t ADD COLUMN w INTEGER; INSERT INTO t VALUES (2, 'b', 2);").status == 0)
+        #expect(await Wait.until { tail.lines.contains { $0.contains("insert t/p2") } }, "printed: \(tail.lines)")
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        #expect(try CLI.sqlite3(db, "INSERT INTO t VALUES (3, 'c', 3);").status == 0)
+        #expect(await Wait.until(.seconds(20)) { !tail.isRunning }, "still following: \(tail.lines)")
+        if tail.isRunning { tail.signal(SIGKILL) }
+        #expect(tail.waitForExit() != 0)
+        let errors = tail.lines.filter { $0.contains("another process changed the store's model") }
+        #expect(errors.count == 1 && !tail.lines.contains { $0.contains("retrying") }, "\(tail.lines)")
     }
 }
