@@ -21,7 +21,7 @@ import Testing
     @Test func boundedStepsResumeInsideATransactionAndSayWhatIsComplete() throws {
         let coordinator = try storeWithThreeTransactions("steps")
         let follower = try HistoryFollower(coordinator: coordinator)
-        let head = try follower.head()
+        let head = try follower.head(after: 0)
         #expect(head.value == 3)
         var all: [String] = []
         let whole = try follower.readChanges(after: 0, through: head) { all.append("\($0.token.value).\($0.index)") }
@@ -56,7 +56,7 @@ import Testing
         let coordinator = try storeWithThreeTransactions("commit")
         let follower = try HistoryFollower(coordinator: coordinator, consumerName: "reader")
         #expect(try follower.start(at: .oldest).value == 0)
-        let first = try follower.readTransactions(after: try follower.start(at: .oldest), through: try follower.head(), limit: 2)
+        let first = try follower.readTransactions(after: try follower.start(at: .oldest), through: try follower.head(after: 0), limit: 2)
         #expect(first.map(\.token.value) == [1, 2])
         try follower.commit(through: 2)
         #expect(try coordinator.historyConsumer(named: "reader").token.value == 2)

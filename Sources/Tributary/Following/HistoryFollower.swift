@@ -10,7 +10,7 @@ import Foundation
 /// ```swift
 /// let follower = try HistoryFollower(coordinator: coordinator, consumerName: "audit")
 /// var after = try follower.start(at: .oldest).value
-/// let head = try follower.head()
+/// let head = try follower.head(after: after)
 /// let step = try follower.readChanges(after: after, through: head, limit: 10_000) { view in deliver(view) }
 /// after = step.caughtUp ? head.value : step.completeThrough ?? after
 /// try follower.commit(through: after)
@@ -60,9 +60,34 @@ package struct HistoryFollower: Sendable {
     }
 
     /// The store's newest token: a step reads through the head read before it, so that
-    /// what it reports as caught up is exact.
-    package func head() throws -> PersistentHistoryToken {
-        try coordinator.currentPersistentHistoryToken()
+    /// what it reports as caught up is exact. A head before `position` (what the caller has
+    /// delivered through) means the store's history went back (another copy of the file, an
+    /// older one, took its place): following on would wait for tokens the store hands out
+    /// again to other transactions, and skip them, so it throws `historyTampered`.
+    package func head(after position: Int64) throws -> PersistentHistoryToken {
+        let head = try coordinator.currentPersistentHistoryToken()
+        guard head.value >= position else {
+            throw TributaryError(.historyTampered, "the store's history ends at token \(head.value), before token \(position), which this follower has delivered: the store was replaced by an older copy (restored from a backup?), or its newest history was removed",
+                                 location: try coordinator.requireHistoryStore().url.path,
+                                 hint: "follow it again from a position it holds (a new consumer, or export to a new directory with --snapshot), or put back the store's newest copy")
+        }
+        return head
+    }
+
+    /// The chain hash (hex) the store holds at `token`, for ``requireHistory(hash:at:recordedBy:)``
+    /// to check later; nil when it holds none there (not chained, not a transaction's token).
+    package func chainHash(at token: Int64) throws -> String? {
+        try coordinator.historyChainHash(at: token).map(Hex.string)
+    }
+
+    /// Checks that the store still holds chain hash `hash` (hex) at `token`, where `source`
+    /// (a stream, a watcher) recorded it: `historyTampered` when it holds another, the store's
+    /// history having been replaced or edited since. A token pruned since is not checked.
+    package func requireHistory(hash: String, at token: Int64, recordedBy source: String) throws {
+        guard let held = try chainHash(at: token), held != hash else { return }
+        throw TributaryError(.historyTampered, "the store's history through token \(token) differs from what \(source) recorded there: the store was replaced by another copy (restored from a backup?), or its history was edited",
+                             location: try coordinator.requireHistoryStore().url.path,
+                             hint: "follow it again from a position it holds (a new consumer, or export to a new directory with --snapshot), or put back the copy it was following")
     }
 
     /// What one ``readChanges(after:through:resumingAfter:limit:schema:gaps:_:)`` step read.

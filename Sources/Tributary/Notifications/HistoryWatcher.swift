@@ -86,7 +86,9 @@ public final class HistoryWatcher: Sendable {
     public let configuration: Configuration
     private let sleep: @Sendable (Duration) async throws -> Void
     private let follower: HistoryFollower
-    private let state: Locked<(checkpoint: PersistentHistoryToken, delivering: Bool)>
+    /// The checkpoint, whether a delivery runs, and the chain hash the store held at the
+    /// checkpoint when it was reached (to tell that an older copy of the store took its place).
+    private let state: Locked<(checkpoint: PersistentHistoryToken, delivering: Bool, vouched: (token: Int64, hash: String)?)>
 
     /// A watcher of `coordinator`'s store, which must track history. With a consumer
     /// name, registers the consumer if it does not exist and starts after its token.
@@ -105,7 +107,7 @@ public final class HistoryWatcher: Sendable {
         }
         let start: ConsumerStart = configuration.startToken.map { .token($0) } ?? (configuration.startsAtOldest ? .oldest : .current)
         follower = try HistoryFollower(coordinator: coordinator, consumerName: configuration.consumerName, filter: configuration.filter)
-        state = Locked((try follower.start(at: start), false))
+        state = Locked((try follower.start(at: start), false, nil))
     }
 
     /// The last token delivered (or skipped as not matching the filter): the next
@@ -133,13 +135,14 @@ public final class HistoryWatcher: Sendable {
     @discardableResult
     public func deliverPending(schemaChanges: ((PersistentHistoryTransaction) async throws -> Void)? = nil,
                                _ handler: ([PersistentHistoryTransaction]) async throws -> Void) async throws -> Int {
-        let after = state.withLock { state -> PersistentHistoryToken in
+        let (after, vouched) = state.withLock { state in
             precondition(!state.delivering, "Tributary: HistoryWatcher.deliverPending called while a delivery is running")
             state.delivering = true
-            return state.checkpoint
+            return (state.checkpoint, state.vouched)
         }
         defer { state.withLock { $0.delivering = false } }
-        let head = try follower.head()
+        let head = try follower.head(after: after.value)
+        if let vouched, vouched.token == after.value { try follower.requireHistory(hash: vouched.hash, at: vouched.token, recordedBy: "this watcher") }
         var position = after
         var delivered = 0
         while position < head {
@@ -156,6 +159,7 @@ public final class HistoryWatcher: Sendable {
             position = last.token
             if Task.isCancelled { break }  // stop between batches; the next run continues from here
         }
+        if vouched?.token != checkpoint.value { note(vouchedAt: checkpoint.value) }
         return delivered
     }
 
@@ -206,6 +210,13 @@ public final class HistoryWatcher: Sendable {
     }
 
     // MARK: Steps
+
+    /// Keeps the chain hash the store holds at `token`, the checkpoint, for the next delivery
+    /// to check (nothing when it cannot be read: that check is then skipped).
+    private func note(vouchedAt token: Int64) {
+        let hash = try? follower.chainHash(at: token)
+        state.withLock { $0.vouched = hash.flatMap { $0 }.map { (token, $0) } }
+    }
 
     /// Moves the checkpoint (and the consumer) to `token` if it is newer.
     private func advance(to token: PersistentHistoryToken) throws {

@@ -15,7 +15,7 @@ import Glibc
 /// commits) and the newest history token on a connection of its own, and reports a
 /// change only when one of them moved, so file events that are not commits cost one
 /// query. Changes are reported in token order: one older than the newest reported is
-/// dropped. A commit may be reported twice (by its poster and by the thread), never
+/// dropped, unless the thread saw the token go back (the store replaced by an older copy). A commit may be reported twice (by its poster and by the thread), never
 /// not at all. A WAL write can wake it a moment before the writer publishes its commit in the
 /// shared-memory index; when a file event shows nothing new it looks again after 1, 4, 16,
 /// 64 and 256 ms. Without any event it still looks every 5 s, as a safety net.
@@ -110,11 +110,14 @@ final class StoreChangeMonitor: Sendable {
         wake()
     }
 
-    /// Reports a change unless a newer one was reported already.
-    private func report(token: Int64?) {
+    /// Reports a change unless a newer one was reported already, or, with `wentBack`
+    /// (the thread read the store's newest token lower than it read it before: an older
+    /// copy of the file took its place), from `token` on again, so that followers wake and
+    /// find their position gone rather than wait for it.
+    private func report(token: Int64?, wentBack: Bool = false) {
         newestReported.withLock { newest in
             if let token {
-                if let newest, token < newest { return }
+                if let newest, token < newest, !wentBack { return }
                 newest = token
             }
             deliver(RemoteChange(storeURL: target.storeURL, historyToken: token.map { PersistentHistoryToken(value: $0, storeID: target.storeID) }))
@@ -205,9 +208,10 @@ final class StoreChangeMonitor: Sendable {
                 continue
             }
             if now != last || (posted && target.isInMemory) {
+                let wentBack = (now.token ?? 0) < (last.token ?? 0)
                 last = now
                 settle = nil
-                report(token: now.token)
+                report(token: now.token, wentBack: wentBack)
             } else if touched {
                 settle = 0
             } else if let step = settle {

@@ -6,15 +6,16 @@ import Tributary
 /// watcher run until SIGINT or SIGTERM, which end it with status 0.
 enum HistoryFollowing {
     /// Runs `watcher`, handing each batch to `write`, until a signal; a consumer that is gone
-    /// or expired, history that stopped being tracked, or a model another process changed
-    /// (`adopt` again, a migration: only opening the store again reads it) ends it with that
-    /// error; other failures are reported as warnings naming `command` and retried.
+    /// or expired, history that stopped being tracked or went back (an older copy of the
+    /// store put in its place), or a model another process changed (`adopt` again, a
+    /// migration: only opening the store again reads it) ends it with that error; other
+    /// failures are reported as warnings naming `command` and retried.
     static func untilSignalled(_ watcher: HistoryWatcher, command: String, write: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) async throws {
         let fatal = Mutex<(any Error)?>(nil)
         try await Interruption.cancellingOnSignals {
             await watcher.run(reporting: { event in
                 guard case .failed(let failure) = event else { return }
-                if let error = failure.error as? TributaryError, [.historyExpired, .unknownConsumer, .historyNotTracked, .incompatibleModel].contains(error.code) {
+                if let error = failure.error as? TributaryError, [.historyExpired, .unknownConsumer, .historyNotTracked, .incompatibleModel, .historyTampered].contains(error.code) {
                     fatal.withLock { $0 = error }
                     withUnsafeCurrentTask { $0?.cancel() }
                 } else {

@@ -37,7 +37,7 @@ struct StandardOutputExport {
         }
         var waiter = CommitWaiter(coordinator)   // listening before the first read
         while true {
-            var head = try follower.head()
+            var head = try follower.head(after: after)
             if let through = options.filter.through { head = min(head, through) }
             _ = try follower.readChanges(after: after, through: head, schema: { event in
                 encoder.encodeSchema(SchemaRecord(event, storeID: storeID), into: &buffer)

@@ -254,7 +254,7 @@ public final class PipelineRunner {
         var markers: [(before: Int, marker: Marker)] = []
         let schema = { (event: SchemaChangeEvent) in markers.append((records.count, .schema(SchemaRecord(event, storeID: follower.storeID)))) }
         let gap = { (event: CaptureGapEvent) in markers.append((records.count, .gap(CaptureGapRecord(event, storeID: follower.storeID)))) }
-        let step = try follower.readChanges(after: after, through: try follower.head(), resumingAfter: resume, limit: limit, schema: schema, gaps: gap) { view in
+        let step = try follower.readChanges(after: after, through: try follower.head(after: after), resumingAfter: resume, limit: limit, schema: schema, gaps: gap) { view in
             var record = try StreamRecord(view)
             record.chainHash = view.chainHash
             if pipeline.transforms.isEmpty {

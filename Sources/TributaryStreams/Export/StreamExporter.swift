@@ -117,12 +117,14 @@ public final class StreamExporter {
         if options.snapshot, manifest.segments.isEmpty, manifest.snapshot == nil {
             try exportSnapshot(&summary, progress: progress)
         }
-        let current = try follower.head()
         // A stream continues from what it holds, even if its consumer was moved past that
-        // (history it needs that was pruned since fails the read, never leaves a silent gap).
+        // (history it needs that was pruned since fails the read, never leaves a silent gap),
+        // and only from the history it was exported from (not a copy the store was replaced by).
         var after = manifest.completeThrough
         if manifest.segments.isEmpty, manifest.snapshot == nil, manifest.completeThrough == 0 { after = committed }
         if let last = manifest.last { after = max(after, last.completeToken) }
+        let current = try follower.head(after: after)
+        if let chain = manifest.chain { try follower.requireHistory(hash: chain.hash, at: chain.token, recordedBy: "the stream in \(directory.path)") }
         let resumeAfter = manifest.last.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
         let inPlace = native != nil && options.excludedProperties.isEmpty
         _ = try follower.readChanges(after: after, through: current, resumingAfter: resumeAfter, schema: { event in
