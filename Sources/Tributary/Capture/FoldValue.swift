@@ -26,6 +26,10 @@ enum FoldValue {
     /// Text that is not valid UTF-8, as the fold keeps it (a stored column never holds a list).
     static func undecodable(_ bytes: Data) -> AttributeValue { .array([.data(bytes)]) }
 
+    /// The value of a column another program dropped before the fold read the row: not
+    /// known (not NULL), so a change records the column as changed without its value.
+    static let gone: AttributeValue = .array([])
+
     /// The bytes of text that is not valid UTF-8, if `value` is such text.
     static func undecodableBytes(_ value: AttributeValue) -> Data? {
         guard case .array(let items) = value, items.count == 1, case .data(let bytes) = items[0] else { return nil }

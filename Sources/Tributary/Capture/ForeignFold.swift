@@ -166,7 +166,10 @@ struct ForeignFold {
             let after = end.map { j < $0.count ? $0[j] : .null }
             if type == .update && before == after { continue }
             var property = RecordedChange.Property(name: name)
-            if let attribute = entity.entity.attribute(named: name) {
+            if before == FoldValue.gone || after == FoldValue.gone {
+                // Dropped by another program before the fold read the row: changed, its value unknown.
+                property.excluded = true
+            } else if let attribute = entity.entity.attribute(named: name) {
                 if attribute.isExcludedFromHistory {
                     property.excluded = true
                 } else {
@@ -187,7 +190,7 @@ struct ForeignFold {
         if let state = start ?? end, !entity.entity.declaredKey.isEmpty {
             change.key = entity.entity.declaredKey.compactMap { name in
                 guard let j = table.columns.firstIndex(of: name), let attribute = entity.entity.attribute(named: name) else { return nil }
-                let value = j < state.count ? state[j] : .null
+                let value = j < state.count && state[j] != FoldValue.gone ? state[j] : .null
                 return (name, Self.recorded(value, as: attribute.type))
             }
         }

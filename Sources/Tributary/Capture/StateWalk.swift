@@ -36,6 +36,8 @@ struct StateWalk {
     /// The names captured columns have now where another program renamed them, by table ID
     /// (read once per walk; ``CaptureInstaller/renamedColumns(of:on:)``).
     private var renamed: [Int: [String: String]] = [:]
+    /// The captured columns another program dropped, by table ID (read once per walk).
+    private var gone: [Int: [Int]] = [:]
 
     init(fold: ForeignFold, names: [Int: String], db: Connection) {
         self.fold = fold
@@ -128,6 +130,15 @@ struct StateWalk {
         return names
     }
 
+    /// The indices of `table`'s captured columns another program dropped since.
+    private mutating func goneColumns(_ table: CapturedTable) throws -> [Int] {
+        if let known = gone[table.id] { return known }
+        let (present, now) = (try presentColumns(table), try renamedColumns(table))
+        let indices = table.columns.indices.filter { !present.contains(now[table.columns[$0]] ?? table.columns[$0]) }
+        gone[table.id] = indices
+        return indices
+    }
+
     private mutating func renamedColumns(_ table: CapturedTable) throws -> [String: String] {
         if let known = renamed[table.id] { return known }
         let now = try CaptureInstaller.renamedColumns(of: table, on: db)
@@ -160,7 +171,7 @@ struct StateWalk {
         switch table.kind {
         case .entity:
             // A column another program dropped since the capture was installed reads as NULL
-            // (unqualified, SQLite would read its quoted name as a string).
+            // (unqualified, SQLite would read its quoted name as a string), then as gone.
             // A column another program renamed is read by its name now: the log rows logged
             // before the rename hold its values under the name it was captured by.
             let present = try presentColumns(table)
@@ -179,6 +190,10 @@ struct StateWalk {
         var values: [AttributeValue]?
         if try statement.step() {
             values = table.kind == .join || table.columns.isEmpty ? [] : (0..<table.columns.count).map { FoldValue.read(statement, at: $0) }
+            if table.kind == .entity, case let gone = try goneColumns(table), !gone.isEmpty, var read = values {
+                for j in gone { read[j] = FoldValue.gone }
+                values = read
+            }
         }
         set(key, values)
         return values

@@ -71,6 +71,30 @@ extension AdoptionTests {
         #expect(properties(change)["avatar"]?.before == .data(Data()) && properties(change)["avatar"]?.after == .data(Data([1])), "\(properties(change))")
     }
 
+    /// Before the fix, a column another program dropped before the fold read the rows it
+    /// had written was recorded as nil: an insert with `score=nil` (it was 9), an update of
+    /// `score` from 1 to nil (it was set to 2). Its value is now not recorded, and said so.
+    @Test func aColumnDroppedBeforeItsWritesWereReadIsChangedWithoutAValueNotNil() throws {
+        try makeApp()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, """
+            UPDATE users SET score = 1 WHERE id = 1;
+            INSERT INTO users (id, email, name, score) VALUES (3, 'cy@example.com', 'Cy', 9);
+            UPDATE users SET score = 2 WHERE id = 1;
+            PRAGMA legacy_alter_table = ON;
+            ALTER TABLE users DROP COLUMN score;
+            """)
+        let changes = try open().fetchHistoryChanges(.fetchHistory(after: nil)).filter { $0.changedObjectID.entityName == "users" }
+        let insert = try #require(changes.first { $0.changeType == .insert })
+        #expect(properties(insert)["name"]?.after == .string("Cy"))
+        #expect(insert.properties.first { $0.name == "score" }.map { $0.isValueExcluded && $0.after == nil } ?? true, "\(properties(insert))")
+        // The first update's new value is the second's logged old one; the second's is gone.
+        let updates = changes.filter { $0.changeType == .update }
+        #expect(updates.count == 2 && properties(updates.first)["score"].map { $0.before == .double(0) && $0.after == .double(1) } == true, "\(updates.map(properties))")
+        let score = try #require(updates.last?.properties.first { $0.name == "score" })
+        #expect(score.isValueExcluded && score.before == nil && score.after == nil, "\(score)")
+    }
+
     @Test func aCaptureLogAnotherProgramDropsIsMadeAgainNumberedOnAndTheLossIsSaid() throws {
         try makeApp()
         _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
