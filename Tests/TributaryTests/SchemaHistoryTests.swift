@@ -175,4 +175,28 @@ import TributaryTestSupport
         let changes = try open().schemaChanges()
         #expect(changes.count == 2 && changes[1].change.changes == ["removed items.price"] && !changes[1].change.isAdditive)
     }
+
+    /// Before the fix, another program's `RENAME COLUMN` and `RENAME TO` were recorded as a
+    /// column (a table) removed and another added, so a sink applying schema changes (the
+    /// PostgreSQL mirror) dropped the data and made an empty column. They are said as
+    /// renames now, whether first seen by an open or by adopting again.
+    @Test(arguments: [false, true]) func anotherProgramsRenamesAreRecordedAsRenames(adoptingAgainFirst: Bool) throws {
+        let app = dir.file("app.db")
+        try ForeignWriter.shell(app, """
+            CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL);
+            CREATE TABLE shops (id INTEGER PRIMARY KEY, city TEXT);
+            INSERT INTO items VALUES (1, 'one', 2.5);
+            """)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: app)
+        try ForeignWriter.shell(app, "ALTER TABLE items RENAME COLUMN name TO title; ALTER TABLE shops RENAME TO stores;")
+        if adoptingAgainFirst { _ = try PersistentStoreCoordinator.adoptDatabase(at: app) }
+        let coordinator = PersistentStoreCoordinator()
+        try coordinator.addPersistentStore(with: PersistentStoreDescription(url: app))
+        let changes = try coordinator.schemaChanges()
+        #expect(changes.count == 1)
+        let change = try #require(changes.first?.change)
+        #expect(change.changes == ["renamed entity shops to stores", "renamed items.name to items.title"], "\(change.changes)")
+        #expect(change.renamedEntities == ["shops": "stores"] && change.renamedProperties == ["items": ["name": "title"]])
+        #expect(change.isDetected == !adoptingAgainFirst)
+    }
 }

@@ -22,6 +22,8 @@ struct CaptureCheck {
     /// In a write transaction: installs the capture of `schema`, records a gap for what
     /// had drifted, and returns the captured tables.
     mutating func run(on db: Connection, schema: StoreSchema) throws -> [CapturedTable] {
+        // Read before the triggers that show them are made again.
+        let renames = schema.isAdopted ? try ForeignRenames.read(on: db, schema: schema) : ForeignRenames()
         let installed = try CaptureInstaller.install(on: db, schema: schema)
         if !installed.drifted.isEmpty {
             let line = "writes by other programs to \(installed.drifted.joined(separator: ", ")) since token \(try Self.since(on: db)) may be missing: "
@@ -32,7 +34,7 @@ struct CaptureCheck {
             try Self.recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try Self.since(on: db)) "
                           + "may be missing: another program made a unique index the capture did not probe (probed from now on)", on: db)
         }
-        if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, on: db) }
+        if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, renames, on: db) }
         try db.execute("UPDATE \(CaptureLog.state) SET checkedToken = (\(HistorySchema.newestTokenSQL)) WHERE id = 1")
         checkedVersion = try Self.schemaVersion(on: db)
         return installed.tables
@@ -41,7 +43,7 @@ struct CaptureCheck {
     /// Where an adopted database's tables and its model part (another program made, dropped
     /// or altered a table since it was adopted), records each such change once as a gap:
     /// writes to a new table or column are not captured until the database is adopted again.
-    private func reportTablesOutsideCapture(_ schema: StoreSchema, _ installed: CaptureInstaller.Installed, on db: Connection) throws {
+    private func reportTablesOutsideCapture(_ schema: StoreSchema, _ installed: CaptureInstaller.Installed, _ renames: ForeignRenames, on db: Connection) throws {
         let options = try Adoption.storedOptions(on: db)
         let new = try CaptureInstaller.tableNames(on: db).filter { schema.tables[$0] == nil && options.adopts($0) }.sorted()
         let text = try db.scalar("SELECT value FROM \(StoreMetadata.table) WHERE key = '\(Self.reportedKey)'")?.stringValue ?? "[]"
@@ -53,28 +55,36 @@ struct CaptureCheck {
         let unreported = fresh.map(\.0)
         guard !unreported.isEmpty else { return }
         let since = try Self.since(on: db)
-        let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }
-        let dropped = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }
+        // A table renamed is said as such, not as one dropped and one made.
+        let renamed = renames.tables.filter { unreported.contains("-" + $0.key) && unreported.contains("+" + $0.value) }
+        let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }.filter { !renamed.values.contains($0) }
+        let dropped = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }.filter { renamed[$0] == nil }
         var parts: [String] = []
+        if !renamed.isEmpty {
+            let pairs = renamed.sorted { $0.key < $1.key }
+            parts.append("another program renamed \(pairs.map { "\($0.key) to \($0.value)" }.joined(separator: ", ")) after token \(since); writes to "
+                         + "\(pairs.map(\.value).joined(separator: ", ")) are not captured")
+        }
         if !added.isEmpty { parts.append("another program made \(added.joined(separator: ", ")) after token \(since); writes to \(added.count == 1 ? "it" : "them") are not captured") }
         if !dropped.isEmpty { parts.append("another program dropped \(dropped.joined(separator: ", "))") }
         let changed = unreported.filter { $0.hasPrefix("~") }.map { String($0.dropFirst()) }
         if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
-        try Self.recordGap(dropped, parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
-        try recordDetectedSchemaChange(schema, options: options, on: db)
+        try Self.recordGap(dropped + renamed.keys.sorted(), parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
+        try recordDetectedSchemaChange(schema, renames, options: options, on: db)
         let all = String(decoding: try JSONEncoder().encode((reported.union(fresh.map(\.1))).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])
     }
 
     /// Records, as a schema transaction marked detected, the model another program's DDL
     /// gave the adopted database (what adopting it again would make of it), unless schema
-    /// history has it already or the tables cannot be adopted as they are.
-    private func recordDetectedSchemaChange(_ schema: StoreSchema, options: DatabaseAdoption, on db: Connection) throws {
+    /// history has it already or the tables cannot be adopted as they are; what it renamed
+    /// said as renamed (``ForeignRenames``).
+    private func recordDetectedSchemaChange(_ schema: StoreSchema, _ renames: ForeignRenames, options: DatabaseAdoption, on db: Connection) throws {
         guard try SchemaHistory.exists(on: db),
               let inferred = try? SchemaInference(options: options).read(on: db, place: db.path),
               let model = try? ManagedObjectModel(entities: inferred.entities) else { return }
         let current = try SchemaHistory.model(at: .max, on: db) ?? schema.model
-        try SchemaHistory.record(from: current, to: model, detected: true, on: db)
+        try SchemaHistory.record(from: current, to: model, changes: renames.changes(from: current, to: model), detected: true, on: db)
     }
 
     /// The `_tributary_metadata` key listing the tables already reported outside capture.

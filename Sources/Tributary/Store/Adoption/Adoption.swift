@@ -30,8 +30,11 @@ struct Adoption {
         // Creates history, or brings an adopted store's from an older format.
         try HistorySchema.prepare(on: db, enable: true, place: path)
         if let existing {
-            // A change another program made is recorded once: when first detected, or now.
-            try SchemaHistory.record(from: try SchemaHistory.model(at: .max, on: db) ?? existing.model, to: model, on: db)
+            // A change another program made is recorded once: when first detected, or now
+            // (with what it renamed said as renamed, read before the triggers are made again).
+            let current = try SchemaHistory.model(at: .max, on: db) ?? existing.model
+            let renames = try ForeignRenames.read(on: db, schema: StoreSchema(model: existing.model))
+            try SchemaHistory.record(from: current, to: model, changes: renames.changes(from: current, to: model), on: db)
         } else {
             try SchemaHistory.begin(with: model, on: db)
         }
