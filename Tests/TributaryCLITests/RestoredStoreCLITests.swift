@@ -71,4 +71,35 @@ import Testing
         let stopped = try CLI.run(["export", db, "--to", stream])
         #expect(stopped.status != 0 && stopped.stderr.contains("before token") && stopped.stderr.contains("replaced by an older copy"), "\(stopped.stderr)")
     }
+
+    /// Before the fix, `run` and `export --to - --follow` waited for a token past the one they
+    /// had delivered through, so the transactions the restored store numbered up to it never
+    /// reached them, without a word.
+    @Test(arguments: ["run", "export"]) func aFollowingCommandAcrossAStorePutBackFromAnOlderCopyEndsWithOneLine(command: String) async throws {
+        let db = try adopted()
+        let pipeline = scratch.write("p.yml", """
+            name: p
+            source:
+              store: \(db)
+              consumer: p
+            sinks:
+              - type: stdout
+            checkpoint:
+              records: 1
+              seconds: 1s
+            """)
+        #expect(try CLI.sqlite3(db, ".backup '\(scratch.path("old.db"))'").status == 0)
+        let following = try FollowingProcess(command == "run" ? ["run", pipeline] : ["export", db, "--to", "-", "--follow"], errorsToo: true)
+        defer { if following.isRunning { following.signal(SIGKILL) } }
+        try await Task.sleep(for: .milliseconds(300))
+        for id in 2...4 { try insert(db, id) }
+        #expect(await Wait.until { following.lines.contains { $0.contains("v4") } }, "printed: \(following.lines)")
+        #expect(try CLI.sqlite3(db, ".restore '\(scratch.path("old.db"))'").status == 0)
+        #expect(await Wait.until(.seconds(20)) { !following.isRunning }, "still following: \(following.lines)")
+        for id in 5...7 { try insert(db, id) }
+        if following.isRunning { following.signal(SIGKILL) }
+        #expect(following.waitForExit() != 0)
+        #expect(following.lines.filter { $0.contains("restored from a backup?") }.count == 1, "\(following.lines)")
+        #expect(!following.lines.contains { $0.contains("v5") || $0.contains("v6") }, "\(following.lines)")
+    }
 }

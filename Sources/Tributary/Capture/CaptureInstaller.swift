@@ -76,9 +76,11 @@ enum CaptureInstaller {
             let id = known[table.name]?.id ?? { defer { next += 1 }; return next }()
             // The unique indexes as SQLite enforces them (collations, expressions), for the replace probe.
             let unique = table.kind == .entity ? try UniqueIndexes.terms(of: table.name, columns: table.keyColumns + table.columns, on: db) : []
-            if let before = known[table.name], !Set(unique).subtracting(before.uniqueConstraints).subtracting(table.uniqueConstraints).isEmpty {
-                unprobed.append(table.name)
-            }
+            // An index known before with terms added at its end is not new: a partial index,
+            // probed by its columns until its condition became a term (and an index unique on
+            // its first terms could remove no row that those did not).
+            let newIndexes = Set(unique).subtracting(before: known[table.name]?.uniqueConstraints ?? [], model: table.uniqueConstraints)
+            if known[table.name] != nil, !newIndexes.isEmpty { unprobed.append(table.name) }
             table = CapturedTable(id: id, name: table.name, kind: table.kind, keyColumns: table.keyColumns, columns: table.columns, uniqueConstraints: unique, keyMap: table.keyMap)
             let existing = try triggerSQL(of: id, on: db)
             let triggers = CaptureTriggers(table: table)
@@ -234,5 +236,12 @@ enum CaptureInstaller {
 
     private static func decode<T: Decodable>(_ text: String) -> T? {
         try? JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+}
+
+private extension Set where Element == [String] {
+    /// The indexes (term lists) neither `before` nor `model` has, nor `before` as their first terms.
+    func subtracting(before: [[String]], model: [[String]]) -> Set<[String]> {
+        subtracting(before).subtracting(model).filter { index in !before.contains { !$0.isEmpty && index.starts(with: $0) } }
     }
 }

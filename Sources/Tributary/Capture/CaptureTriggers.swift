@@ -27,7 +27,7 @@ struct CaptureTriggers {
 
     private func statements(_ comparison: Comparison) -> [String] {
         switch table.kind {
-        case .entity: entityTriggers(guardedProbe: true, comparison) + [keyReplaceTrigger] + (uniqueReplaceTrigger.map { [$0] } ?? [])
+        case .entity: entityTriggers(guardedProbe: true, comparison) + [keyReplaceTrigger] + (uniqueReplaceTrigger(readingKey: comparison == .asStoredAndTyped).map { [$0] } ?? [])
         case .join: joinTriggers
         }
     }
@@ -127,11 +127,13 @@ struct CaptureTriggers {
 
     /// The rows an `UPDATE OR REPLACE` of a unique index's columns would remove (no delete
     /// trigger runs for them either): those, other than the row updated, that have the new
-    /// values. An index on an expression may read any column, so any column's update runs it.
-    private var uniqueReplaceTrigger: String? {
+    /// values. An index on an expression or with a condition may read any column, so any
+    /// column's update runs it, and from format 9 (`readingKey`) the rowid's alias's too.
+    private func uniqueReplaceTrigger(readingKey: Bool) -> String? {
         guard !table.uniqueConstraints.isEmpty else { return nil }
         let terms = Set(table.uniqueConstraints.joined())
-        let updated = terms.isSubset(of: table.columns) ? table.columns.filter(terms.contains) : table.columns
+        let alias = readingKey && table.keyMap == nil && !RowidName.contains(table.keyColumns[0]) ? [table.keyColumns[0]] : []
+        let updated = terms.isSubset(of: table.columns) ? table.columns.filter(terms.contains) : table.columns + alias
         guard !updated.isEmpty else { return nil }
         let probe = replaceProbe(keyProbe: false, rowItself: "OLD")
         return "CREATE TRIGGER \(trigger("ur")) BEFORE UPDATE OF \(updated.map(quote).joined(separator: ", ")) ON \(name) WHEN \(probe.when) BEGIN \(probe.body) END"

@@ -8,9 +8,10 @@ import Foundation
 /// Each index is a list of terms. A term is a column's name when the index compares the
 /// column as stored (`BINARY`); otherwise it is SQL over the table's columns
 /// (`"email" COLLATE NOCASE`, `lower(label)`), which the probe evaluates for the new row too.
-/// A partial index (`… WHERE active = 1`) has its condition as a last term, `(active = 1)`:
-/// two rows conflict on it only where both meet it, and an update of a column the condition
-/// reads (setting `active`) can bring a row into the index and so remove another.
+/// A partial index (`… WHERE active = 1`) has its condition as a last term, `(active = 1)`
+/// (a line break before the parenthesis ends a `--` comment the statement ends with): two
+/// rows conflict on it only where both meet it, and an update of a column the condition
+/// reads (setting `active`, or the key) can bring a row into the index and so remove another.
 enum UniqueIndexes {
     /// The unique indexes of `table` (its `INTEGER PRIMARY KEY` is not an index), in name
     /// order. An index on an expression that reads more than `columns` (a generated column)
@@ -21,8 +22,14 @@ enum UniqueIndexes {
         var indexes: [(String, String?)] = []
         while try list.step() { indexes.append((list.string(at: 0), list.optionalString(at: 1))) }
         let row = columns.map { "NULL AS \(quote($0))" }.joined(separator: ", ")
-        return try indexes.map { try terms(ofIndex: $0.0, sql: $0.1, on: db) }.filter { terms in
-            terms.allSatisfy { columns.contains($0) || (try? db.makeStatement("SELECT \($0) FROM (SELECT \(row))")) != nil }
+        let readable = { (term: String) in columns.contains(term) || (try? db.makeStatement("SELECT \(term) FROM (SELECT \(row))")) != nil }
+        return try indexes.compactMap { index in
+            let terms = try terms(ofIndex: index.0, sql: index.1, on: db)
+            guard terms.allSatisfy(readable) else { return nil }
+            // A condition the probe cannot evaluate (it reads a generated column) is left out:
+            // the probe then looks at more rows than conflict, and the fold keeps only those gone.
+            guard let condition = index.1.flatMap(partialCondition).map({ "(\($0)\n)" }), readable(condition) else { return terms }
+            return terms + [condition]
         }
     }
 
@@ -42,7 +49,6 @@ enum UniqueIndexes {
                 terms.append(terms.count < written!.count ? written![terms.count] : "NULL")
             }
         }
-        if let condition = sql.flatMap(Self.partialCondition) { terms.append("(\(condition))") }
         return terms
     }
 

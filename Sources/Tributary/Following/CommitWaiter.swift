@@ -19,11 +19,14 @@ package struct CommitWaiter {
     }
 
     /// Waits until the store's history has a commit after `token`, and returns its new
-    /// head. Throws `CancellationError` once the task is cancelled.
+    /// head, or a head before `token` at once: the store was replaced by an older copy, which
+    /// the caller's next read (``HistoryFollower/head(after:)``) says, rather than wait for it
+    /// to number transactions past `token` and skip those before. Throws `CancellationError`
+    /// once the task is cancelled.
     package mutating func waitForCommit(after token: PersistentHistoryToken) async throws -> PersistentHistoryToken {
         while true {
             let current = try coordinator.currentPersistentHistoryToken()
-            if current > token { return current }
+            if current != token { return current }
             guard await changes.next() != nil else { throw CancellationError() }
         }
     }
