@@ -11,10 +11,7 @@ import TributaryTestSupport
 
     /// Makes `schema` in a new database, adopts it, and opens it; with the token before any write.
     func adopt(_ schema: String) throws -> (PersistentStoreCoordinator, PersistentHistoryToken) {
-        try ForeignWriter.shell(path, schema)
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        return (coordinator, try coordinator.currentPersistentHistoryToken())
+        try Fixtures.adopted(path, schema: schema)
     }
 
     /// Before the fix, text in a BLOB column was recorded as text, which streams wrote as a

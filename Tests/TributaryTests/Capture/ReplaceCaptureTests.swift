@@ -56,14 +56,11 @@ import TributaryTestSupport
     /// index's condition (bringing the row into the index) removed the row in its way with
     /// nothing recorded: the probe ran only on updates of the index's own columns.
     @Test func anUpdateIntoAPartialUniqueIndexRecordsTheRowItRemoved() throws {
-        try ForeignWriter.shell(path, """
+        let (coordinator, start) = try adopted("""
             CREATE TABLE members (id INTEGER PRIMARY KEY, email TEXT, active INTEGER);
             CREATE UNIQUE INDEX members_active_email ON members (email) WHERE active = 1;
             INSERT INTO members VALUES (3, 'b@example.com', 0), (4, 'b@example.com', 1), (5, 'b@example.com', 0);
             """)
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        let start = try coordinator.currentPersistentHistoryToken()
         try ForeignWriter.shell(path, "UPDATE OR REPLACE members SET active = 1 WHERE id = 3;")
         #expect(try ForeignWriter.shell(path, "SELECT id FROM members ORDER BY id;") == "3\n5\n")
         #expect(try changes(coordinator, after: start) == ["delete members 4", "update members 3"])
@@ -73,10 +70,7 @@ import TributaryTestSupport
 
     /// An adopted database of `schema` and the token before the test's writes.
     func adopted(_ schema: String) throws -> (PersistentStoreCoordinator, PersistentHistoryToken) {
-        try ForeignWriter.shell(path, schema)
-        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        return (coordinator, try coordinator.currentPersistentHistoryToken())
+        try Fixtures.adopted(path, schema: schema)
     }
 
     /// Before the fix, a partial index whose condition reads the key (or an index on an

@@ -58,6 +58,15 @@ enum Fixtures {
         return coordinator
     }
 
+    /// The database at `path` made by the `sqlite3` shell from `schema`, adopted and opened
+    /// (``adoptedCoordinator(_:)``), and the token before the caller's writes.
+    static func adopted(_ path: URL, schema: String) throws -> (PersistentStoreCoordinator, PersistentHistoryToken) {
+        try ForeignWriter.shell(path, schema)
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        let coordinator = try adoptedCoordinator(path)
+        return (coordinator, try coordinator.currentPersistentHistoryToken())
+    }
+
     /// Tags and posts: post i has tag (i % tags) and title "Post i".
     @discardableResult
     static func seedBlog(_ coordinator: PersistentStoreCoordinator, posts: Int = 20, tags: [String] = ["swift", "sqlite", "linux"]) throws -> (tags: [ObjectID], posts: [ObjectID]) {
