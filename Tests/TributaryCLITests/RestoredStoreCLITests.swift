@@ -60,7 +60,7 @@ import Testing
         #expect(!tail.lines.contains { $0.contains("insert t/p5") }, "\(tail.lines)")
     }
 
-    @Test func aFollowerPastTheStoresNewestTokenStopsWithOneLine() async throws {
+    @Test func anExportPastTheStoresNewestTokenStopsWithOneLine() async throws {
         let db = try adopted()
         #expect(try CLI.sqlite3(db, ".backup '\(scratch.path("old.db"))'").status == 0)
         let stream = scratch.path("stream")

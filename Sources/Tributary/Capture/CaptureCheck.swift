@@ -22,8 +22,6 @@ struct CaptureCheck {
     /// In a write transaction: installs the capture of `schema`, records a gap for what
     /// had drifted, and returns the captured tables.
     mutating func run(on db: Connection, schema: StoreSchema) throws -> [CapturedTable] {
-        // Read before the triggers that show them are made again.
-        let renames = schema.isAdopted ? try ForeignRenames.read(on: db, schema: schema) : ForeignRenames()
         let installed = try CaptureInstaller.install(on: db, schema: schema)
         if !installed.drifted.isEmpty {
             let line = "writes by other programs to \(installed.drifted.joined(separator: ", ")) since token \(try Self.since(on: db)) may be missing: "
@@ -34,7 +32,7 @@ struct CaptureCheck {
             try Self.recordGap(installed.unprobed, "rows removed by INSERT or UPDATE OR REPLACE in \(installed.unprobed.joined(separator: ", ")) since token \(try Self.since(on: db)) "
                           + "may be missing: another program made a unique index the capture did not probe (probed from now on)", on: db)
         }
-        if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, renames, on: db) }
+        if schema.isAdopted { try reportTablesOutsideCapture(schema, installed, on: db) }
         try db.execute("UPDATE \(CaptureLog.state) SET checkedToken = (\(HistorySchema.newestTokenSQL)) WHERE id = 1")
         checkedVersion = try Self.schemaVersion(on: db)
         return installed.tables
@@ -43,7 +41,7 @@ struct CaptureCheck {
     /// Where an adopted database's tables and its model part (another program made, dropped
     /// or altered a table since it was adopted), records each such change once as a gap:
     /// writes to a new table or column are not captured until the database is adopted again.
-    private func reportTablesOutsideCapture(_ schema: StoreSchema, _ installed: CaptureInstaller.Installed, _ renames: ForeignRenames, on db: Connection) throws {
+    private func reportTablesOutsideCapture(_ schema: StoreSchema, _ installed: CaptureInstaller.Installed, on db: Connection) throws {
         let options = try Adoption.storedOptions(on: db)
         let new = try CaptureInstaller.tableNames(on: db).filter { schema.tables[$0] == nil && options.adopts($0) }.sorted()
         let text = try db.scalar("SELECT value FROM \(StoreMetadata.table) WHERE key = '\(Self.reportedKey)'")?.stringValue ?? "[]"
@@ -56,7 +54,7 @@ struct CaptureCheck {
         guard !unreported.isEmpty else { return }
         let since = try Self.since(on: db)
         // A table renamed is said as such, not as one dropped and one made.
-        let renamed = renames.tables.filter { unreported.contains("-" + $0.key) && unreported.contains("+" + $0.value) }
+        let renamed = installed.renames.tables.filter { unreported.contains("-" + $0.key) && unreported.contains("+" + $0.value) }
         let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }.filter { !renamed.values.contains($0) }
         let dropped = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }.filter { renamed[$0] == nil }
         var parts: [String] = []
@@ -70,7 +68,7 @@ struct CaptureCheck {
         let changed = unreported.filter { $0.hasPrefix("~") }.map { String($0.dropFirst()) }
         if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
         try Self.recordGap(dropped + renamed.keys.sorted(), parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
-        try recordDetectedSchemaChange(schema, renames, options: options, on: db)
+        try recordDetectedSchemaChange(schema, installed.renames, options: options, on: db)
         let all = String(decoding: try JSONEncoder().encode((reported.union(fresh.map(\.1))).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])
     }

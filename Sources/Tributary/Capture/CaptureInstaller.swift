@@ -42,20 +42,25 @@ enum CaptureInstaller {
         /// knew (another program made it): a row an `OR REPLACE` removed through it meanwhile
         /// was not logged. Probed from now on.
         var unprobed: [String] = []
+        /// The tables and columns of an adopted database another program renamed, as the
+        /// triggers showed them before they were made again.
+        var renames = ForeignRenames()
     }
 
     /// Brings every table of `schema` under capture, keeping each known table's number,
     /// and removes the triggers of tables no longer in it.
     static func install(on db: Connection, schema: StoreSchema) throws -> Installed {
-        let known = Dictionary(try recorded(on: db, schema: schema).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let recorded = try recorded(on: db, schema: schema)
+        let known = Dictionary(recorded.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        // Renamed since: their triggers name them as they are now (SQLite renamed them there).
+        let renames = schema.isAdopted ? try ForeignRenames.read(recorded, on: db) : ForeignRenames()
         var next = (known.values.map(\.id).max() ?? 0) + 1
         var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], changed: [String] = [], unprobed: [String] = []
         var changedKeys: [String: String] = [:]
         let existing = schema.isAdopted ? try tableNames(on: db) : []
         for var table in CapturedTable.all(in: schema) {
             if schema.isAdopted {
-                // Renamed since: their triggers name them as they are now (SQLite renamed them there).
-                let renamed = try known[table.name].map { try renamedColumns(of: $0, on: db) } ?? [:]
+                let renamed = renames.columns[table.name] ?? [:]
                 // A renamed key: its triggers, as SQLite renamed them, capture it still (the fold
                 // reads it by its name now), but new ones made from the model would name it as it was.
                 if let before = known[table.name], let key = renamed[table.keyColumns[0]] {
@@ -102,7 +107,7 @@ enum CaptureInstaller {
             tables.append(table)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed, changedKeys: changedKeys, unprobed: unprobed)
+        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed, changedKeys: changedKeys, unprobed: unprobed, renames: renames)
     }
 
     /// An adopted table's capture narrowed to the columns it has now (another program may

@@ -8,11 +8,12 @@
 /// Per entity table: an insert logs the key only; each column has its own `AFTER
 /// UPDATE OF` trigger, guarded by `IS NOT` as stored and by storage class (so NULL
 /// transitions and 1 replaced by 1.0 count, and an update costs what its changed columns
-/// cost, whatever the table's width), logging the old value; a delete logs every column; a `BEFORE INSERT` trigger logs the rows an
-/// `INSERT OR REPLACE` would remove (same key, or the same values of a unique index, by
-/// its collation or expression: ``UniqueIndexes``), since SQLite runs no delete trigger for
-/// them (its `WHEN` looks the key and unique values up first, so an insert that meets no
-/// row pays index seeks, not logging statements); likewise `BEFORE UPDATE OF` the key and
+/// cost, whatever the table's width), logging the old value; a delete logs every column; a
+/// `BEFORE INSERT` trigger logs the rows an `INSERT OR REPLACE` would remove (same key, or
+/// the same values of a unique index, by its collation, expression or condition:
+/// ``UniqueIndexes``), since SQLite runs no delete trigger for them (its `WHEN` looks the
+/// key and unique values up first, so an insert that meets no row pays index seeks, not
+/// logging statements); likewise `BEFORE UPDATE OF` the key and
 /// of the unique indexes' columns log the rows an `UPDATE OR REPLACE` would remove.
 /// Join tables log inserts and deletes of their pairs.
 ///
@@ -79,7 +80,7 @@ struct CaptureTriggers {
 
     /// How a column's trigger tells that an update changed the column, from the oldest
     /// trigger set to today's.
-    enum Comparison: CaseIterable {
+    enum Comparison {
         /// `IS NOT`, by the column's collation (until format 8).
         case byCollation
         /// `IS NOT … COLLATE BINARY`: a case-only change of a `NOCASE` column counts (format 8).

@@ -12,8 +12,13 @@ struct ForeignRenames {
 
     /// The renames the capture triggers of `schema`'s tables show now.
     static func read(on db: Connection, schema: StoreSchema) throws -> ForeignRenames {
+        try read(try CaptureInstaller.recorded(on: db, schema: schema), on: db)
+    }
+
+    /// The renames the capture triggers of `tables` (as recorded) show now.
+    static func read(_ tables: [CapturedTable], on db: Connection) throws -> ForeignRenames {
         var renames = ForeignRenames()
-        for table in try CaptureInstaller.recorded(on: db, schema: schema) where table.kind == .entity {
+        for table in tables where table.kind == .entity {
             if let now = try CaptureInstaller.currentName(of: table, on: db), now != table.name { renames.tables[table.name] = now }
             let columns = try CaptureInstaller.renamedColumns(of: table, on: db)
             if !columns.isEmpty { renames.columns[table.name] = columns }
@@ -21,8 +26,8 @@ struct ForeignRenames {
         return renames
     }
 
-    /// What changed from `current` to `model` (`entities` made into a model), the renames
-    /// said as such; nil when there are none to say (the changes are then worked out as usual).
+    /// What changed from `current` to `model`, the renames said as such; nil when there are
+    /// none to say (the changes are then worked out as usual).
     func changes(from current: ManagedObjectModel, to model: ManagedObjectModel) -> [String]? {
         guard !tables.isEmpty || !columns.isEmpty,
               let named = try? ManagedObjectModel(entities: model.entities.map(renamedFrom)),

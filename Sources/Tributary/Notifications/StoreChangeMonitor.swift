@@ -15,8 +15,8 @@ import Glibc
 /// commits) and the newest history token on a connection of its own, and reports a
 /// change only when one of them moved, so file events that are not commits cost one
 /// query. Changes are reported in token order: one older than the newest reported is
-/// dropped, unless the thread saw the token go back (the store replaced by an older copy). A commit may be reported twice (by its poster and by the thread), never
-/// not at all. A WAL write can wake it a moment before the writer publishes its commit in the
+/// dropped, unless the thread saw the token go back (the store replaced by an older copy).
+/// A commit may be reported twice (by its poster and by the thread), never not at all. A WAL write can wake it a moment before the writer publishes its commit in the
 /// shared-memory index; when a file event shows nothing new it looks again after 1, 4, 16,
 /// 64 and 256 ms. Without any event it still looks every 5 s, as a safety net.
 final class StoreChangeMonitor: Sendable {

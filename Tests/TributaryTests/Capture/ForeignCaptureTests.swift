@@ -183,10 +183,12 @@ import TributaryTestSupport
         return (coordinator, post, tag0, tag1)
     }
 
-    /// The membership changes of an entity's objects in the history after `start`.
-    func linkChanges(_ coordinator: PersistentStoreCoordinator, after start: PersistentHistoryToken) throws -> (String) -> [PropertyChange] {
+    /// The link changes in the history after `start`: each post's as `+[added keys] -[removed
+    /// keys]`, each tag's as `added/removed` counts.
+    func linkChanges(_ coordinator: PersistentStoreCoordinator, after start: PersistentHistoryToken) throws -> (posts: [String], tags: [String]) {
         let changes = try history(coordinator, after: start).flatMap(\.changes)
-        return { entity in changes.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+        let links = { (entity: String) in changes.filter { $0.entityName == entity }.flatMap(\.properties).filter(\.isMembershipChange) }
+        return (links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" }, links("Tag").map { "\($0.added.count)/\($0.removed.count)" })
     }
 
     /// Before the fix, join tables had insert and delete triggers only: another program moving
@@ -198,8 +200,8 @@ import TributaryTestSupport
         let start = try coordinator.currentPersistentHistoryToken()
         try ForeignWriter.shell(path, "UPDATE _Post_tags SET dst = \(tag1) WHERE src = \(post);")
         let links = try linkChanges(coordinator, after: start)
-        #expect(links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" } == ["+[\(tag1)] -[\(tag0)]"])
-        #expect(links("Tag").map { "\($0.added.count)/\($0.removed.count)" }.sorted() == ["0/1", "1/0"])
+        #expect(links.posts == ["+[\(tag1)] -[\(tag0)]"])
+        #expect(links.tags.sorted() == ["0/1", "1/0"])
         let after = try coordinator.currentPersistentHistoryToken()
         try ForeignWriter.shell(path, "INSERT OR REPLACE INTO _Post_tags (src, dst) VALUES (\(post), \(tag1));")
         #expect(try history(coordinator, after: after).flatMap(\.changes).isEmpty, "the pair was there already")
@@ -213,8 +215,8 @@ import TributaryTestSupport
         let start = try coordinator.currentPersistentHistoryToken()
         try ForeignWriter.shell(path, "UPDATE OR REPLACE _Post_tags SET dst = \(tag1) WHERE src = \(post) AND dst = \(tag0);")
         let links = try linkChanges(coordinator, after: start)
-        #expect(links("Post").map { "+\($0.added.map(\.primaryKey)) -\($0.removed.map(\.primaryKey))" } == ["+[] -[\(tag0)]"])
-        #expect(links("Tag").map { "\($0.added.count)/\($0.removed.count)" } == ["0/1"])
+        #expect(links.posts == ["+[] -[\(tag0)]"])
+        #expect(links.tags == ["0/1"])
         let counts = try coordinator.fetch(FetchRequest(entityName: "Tag")).filter { [tag0, tag1].contains($0.objectID.primaryKey) }.map { "\($0.objectID.primaryKey):\($0["postCount"].map { "\($0)" } ?? "nil")" }
         #expect(counts.sorted() == ["\(tag0):0", "\(tag1):1"])
     }
