@@ -76,6 +76,31 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, "SELECT name FROM users; SELECT label FROM tags;").stdout == "ann\nred\n")
     }
 
+    /// The same model change met by a replay into a new file: the failed replay removes the
+    /// file it made, so its one line says how to make the replica through the transaction
+    /// before the change; doing what it says brings every row.
+    @Test func aReplayIntoANewFileThatMeetsSuchAChangeSaysHowToMakeTheReplicaFirst() throws {
+        let source = scratch.path("source.db"), replica = scratch.path("new-replica.db"), stream = scratch.path("new-stream")
+        #expect(try CLI.sqlite3(source, "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", source]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO users (name) VALUES ('ann'); CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", source]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO tags (label) VALUES ('red');").status == 0)
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let stopped = try CLI.run(["replay", stream, "--into", replica])
+        let error = stopped.stderrLines.filter { !$0.hasPrefix("warning:") }
+        #expect(stopped.status != 0 && error.count == 1 && !FileManager.default.fileExists(atPath: replica), "\(stopped.stderr)")
+        let until = error.first.flatMap { line in line.range(of: #"--until \d+-[0-9a-f]{8}"#, options: .regularExpression).map { String(line[$0].dropFirst(8)) } }
+        #expect(until != nil, "the line names the token to replay through: \(stopped.stderr)")
+        guard let until else { return }
+        #expect(try CLI.run(["replay", stream, "--into", replica, "--until", until]).status == 0)
+        #expect(try CLI.sqlite3(replica, "CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", replica]).status == 0)
+        let resumed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try CLI.sqlite3(replica, "SELECT name FROM users; SELECT label FROM tags;").stdout == "ann\nred\n")
+    }
+
     /// A `tributary run` following an adopted database while it is adopted again (another
     /// program added a column) ends with one line rather than undo the new capture; run
     /// again, it delivers the new column's change.

@@ -62,12 +62,14 @@ struct ReplayApplier {
     }
 
     /// The refusal of a model change for an adopted replica, whose tables Tributary never
-    /// changes: what to change there, and how to go on from this record.
+    /// changes: what to change there, and how to go on from this record. A replay into a new
+    /// file removes what it made when it fails, so the hint says how to make the replica
+    /// through the record before.
     private static func adoptedTargetRefusal(_ schema: SchemaRecord, at position: StreamPosition, target: String) -> TributaryError {
         TributaryError(.incompatibleModel, "the model change at \(position) (\(schema.change.summary)) needs the replica's tables changed, "
                        + "and Tributary never changes an adopted database's tables", location: target,
                        hint: "make the same change to \(target)'s tables as the source had (sqlite3), run tributary adopt \(target), "
-                           + "then replay again with --resume")
+                           + "then replay again with --resume (a replica this replay was making is removed with it: make it first with --until \(PersistentHistoryToken(value: position.token - 1, storeID: schema.storeID)))")
     }
 
     /// A change's values without derived attributes.

@@ -13,8 +13,10 @@ struct Adoption {
     func run(_ requested: DatabaseAdoption) throws -> AdoptionReport {
         let existing = try adoptedStore()
         // Rows the capture logged under the model in force are folded with it first: the new
-        // one may number a table's columns otherwise, or leave the table out.
-        if existing != nil, try StoreMetadata.hasUnfoldedWrites(on: db) { throw ForeignWritesPending() }
+        // one may number a table's columns otherwise, or leave the table out. A store without
+        // history (a replica a replay made) captured nothing and has no schema history yet.
+        let captured = try existing != nil && HistorySchema.storedFormat(on: db, place: path) != nil
+        if captured, try StoreMetadata.hasUnfoldedWrites(on: db) { throw ForeignWritesPending() }
         // Adopting again without options keeps the ones the database was adopted with.
         let options = requested == DatabaseAdoption() ? existing?.options ?? requested : requested
         let inferred = try SchemaInference(options: options).read(on: db, place: path)
@@ -29,7 +31,7 @@ struct Adoption {
         }
         // Creates history, or brings an adopted store's from an older format.
         try HistorySchema.prepare(on: db, enable: true, place: path)
-        if let existing {
+        if let existing, captured {
             // A change another program made is recorded once: when first detected, or now
             // (with what it renamed said as renamed, read before the triggers are made again).
             let current = try SchemaHistory.model(at: .max, on: db) ?? existing.model
