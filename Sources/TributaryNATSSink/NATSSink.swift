@@ -51,6 +51,8 @@ public final class NATSSink: Sink {
     private var unconfirmed: [(position: StreamPosition, message: NATSMessage)] = []
     /// The newest position published (or found in the stream on open).
     private(set) var lastPublished: StreamPosition?
+    /// The newest chain point among the stream's newest messages, as ``open(_:)`` read them.
+    public private(set) var durableChainPoint: StreamManifest.ChainPoint?
     /// The newest position the stream acknowledged (at the last checkpoint, or found on open).
     private var acknowledged: StreamPosition?
     /// Acknowledgment failures counted when the last checkpoint ended.
@@ -147,15 +149,21 @@ public final class NATSSink: Sink {
     /// record after newer ones (published again after a failed acknowledgment, within two
     /// in-flight windows of the end); the scan reads that far back past the newest record of
     /// ours (and stops at 10,000 messages).
+    /// The newest chain point among those messages is kept as ``durableChainPoint``.
     private func newestPublished(_ connection: NATSConnection, context: SinkContext) throws -> StreamPosition? {
         let window = 2 * settings.maximumPending + 1
         var newest: StreamPosition?
+        var chain: NATSChainPoint?
         var ours = 0
-        try scanBack(connection, reading: 10_000) { position in
+        try Self.scanBack(connection, stream: settings.stream, reading: 10_000) { message in
+            guard message.headers[Self.pipelineHeader] == context.pipeline, let text = message.headers[Self.positionHeader],
+                  let position = try? StreamPosition(parsing: text), message.headers[Self.storeHeader] == storeText else { return true }
             ours += 1
             if newest.map({ position > $0 }) ?? true { newest = position }
+            if let point = NATSChainPoint(message, store: storeText), chain.map({ point.token > $0.token }) ?? true { chain = point }
             return ours < window
         }
+        durableChainPoint = chain.map { StreamManifest.ChainPoint(token: $0.token, hash: $0.hash) }
         return newest
     }
 

@@ -59,6 +59,8 @@ public final class PostgresSink: Sink {
     var applied: StreamPosition?
     /// The entity of the record at that position (for snapshots, which replace each entity's rows).
     var appliedEntity: String?
+    /// The chain point of the checkpoint table's row, as the last connection read it.
+    public private(set) var durableChainPoint: StreamManifest.ChainPoint?
     /// The position the server holds durably (flushed), as far as this sink knows.
     private var durable: StreamPosition?
     /// Records committed since the last flush, in order: applied again if the server lost them.
@@ -314,22 +316,23 @@ public final class PostgresSink: Sink {
             try await run("SET synchronous_commit TO off", on: made)
             var binds = PostgresBindings()
             binds.append(context.pipeline)
-            let query = PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot, entity FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
+            let query = PostgresQuery(unsafeSQL: "SELECT store_id, token, \"index\", snapshot, entity, chain_token, chain_hash FROM \(schema.qualified(PostgresMirrorSchema.checkpointTable)) WHERE pipeline = $1",
                                       binds: binds)
             let logger = logger
             let rows = try await bounded {
-                var rows: [(UUID, Int64, Int32, Bool, String?)] = []
-                for try await row in try await made.query(query, logger: logger).decode((UUID, Int64, Int32, Bool, String?).self) { rows.append(row) }
+                var rows: [(UUID, Int64, Int32, Bool, String?, Int64?, String?)] = []
+                for try await row in try await made.query(query, logger: logger).decode((UUID, Int64, Int32, Bool, String?, Int64?, String?).self) { rows.append(row) }
                 return rows
             }
             var position: StreamPosition?, entity: String?
-            for (storeID, token, index, snapshot, lastEntity) in rows {
+            for (storeID, token, index, snapshot, lastEntity, chainToken, chainHash) in rows {
                 guard storeID == context.storeID else {
                     throw TributaryError(.invalidInput, "the PostgreSQL schema '\(settings.schema)' mirrors store \(storeID.lowercasedString) for pipeline '\(context.pipeline)', not store \(context.storeID.lowercasedString)",
                                          location: "sink \(name)", hint: "give the pipeline another name or the sink another schema:, or drop the row of \(PostgresMirrorSchema.checkpointTable)")
                 }
                 position = StreamPosition(token: token, index: Int(index), isSnapshot: snapshot)
                 entity = lastEntity
+                durableChainPoint = chainToken.flatMap { token in chainHash.map { StreamManifest.ChainPoint(token: token, hash: $0.lowercased()) } }
             }
             if let known = durable, position.map({ $0 < known }) ?? true {
                 throw TributaryError(.postgresPositionLost, "PostgreSQL holds position \(position?.description ?? "none") for pipeline '\(context.pipeline)', behind \(known) that it had committed",

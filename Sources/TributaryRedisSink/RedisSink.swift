@@ -47,6 +47,7 @@ public final class RedisSink: Sink {
     private var connection: RedisConnection?
     private var sha = ""
     private var checkpointKey = "tributary:checkpoint:"
+    private var chainKey = "tributary:chain:"
     private var position: StreamPosition?
     private let template: RedisKeyTemplate
     private var json = JSONWriter()
@@ -78,6 +79,19 @@ public final class RedisSink: Sink {
     /// ```
     public static func checkpointKey(pipeline: String) -> String { "tributary:checkpoint:" + pipeline }
 
+    /// The key of pipeline `pipeline`'s chain point (``durableChainPoint``), `TOKEN:HASH`.
+    ///
+    /// ```swift
+    /// RedisSink.chainKey(pipeline: "redis-cache")   // "tributary:chain:redis-cache"
+    /// ```
+    public static func chainKey(pipeline: String) -> String { "tributary:chain:" + pipeline }
+
+    /// The chain point the chain key held at ``open(_:)``, or the last one a checkpoint wrote.
+    /// It is written after the records it vouches for, so it is never ahead of them.
+    public private(set) var durableChainPoint: StreamManifest.ChainPoint?
+    /// The newest chain point among the records delivered since the last checkpoint.
+    private var deliveredChain: StreamManifest.ChainPoint?
+
     /// The key of `record`'s object by `template`.
     ///
     /// ```swift
@@ -101,6 +115,7 @@ public final class RedisSink: Sink {
             password = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
         checkpointKey = Self.checkpointKey(pipeline: context.pipeline)
+        chainKey = Self.chainKey(pipeline: context.pipeline)
         let reply = try connect().command(["GET", checkpointKey])
         switch reply {
         case .null: position = nil
@@ -109,7 +124,27 @@ public final class RedisSink: Sink {
         default:
             throw TributaryError.sinkRejected(name, "the checkpoint key \(checkpointKey) holds \(reply), not a position", hint: "delete the key to start over")
         }
+        durableChainPoint = try readChainPoint(chainKey)
         return position
+    }
+
+    /// The chain point at `key`, nil when it holds none.
+    private func readChainPoint(_ key: String) throws -> StreamManifest.ChainPoint? {
+        let reply = try connect().command(["GET", key])
+        if case .null = reply { return nil }
+        guard let text = reply.text, let colon = text.firstIndex(of: ":"), let token = Int64(text[..<colon]) else {
+            throw TributaryError.sinkRejected(name, "the chain key \(key) holds \(reply), not TOKEN:HASH", hint: "delete the key: the next checkpoint writes it again")
+        }
+        return StreamManifest.ChainPoint(token: token, hash: String(text[text.index(after: colon)...]))
+    }
+
+    /// Writes the newest chain point delivered, once its records are in (after a checkpoint).
+    private func saveChainPoint() throws {
+        guard let point = deliveredChain else { return }
+        let reply = try connect().command(["SET", chainKey, "\(point.token):\(point.hash)"])
+        if case .error = reply { throw failure(reply, doing: "SET") }
+        durableChainPoint = point
+        deliveredChain = nil
     }
 
     /// The open connection, or a new one (with the script loaded).
@@ -149,13 +184,16 @@ public final class RedisSink: Sink {
         }
         try readReplies(calls, ends: ends, from: connection)
         position = max(position ?? records[records.count - 1].position, records[records.count - 1].position)
+        if let point = records.last(where: { $0.chainHash != nil }).flatMap(StreamManifest.ChainPoint.init) { deliveredChain = point }
     }
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
-        if let current = self.position, current >= position { return current }
-        try run([arguments([], checkpoint: position)], ends: [position])
-        self.position = position
-        return position
+        if self.position.map({ $0 < position }) ?? true {
+            try run([arguments([], checkpoint: position)], ends: [position])
+            self.position = position
+        }
+        try saveChainPoint()
+        return self.position
     }
 
     public func close() async throws {

@@ -102,4 +102,28 @@ import Testing
         #expect(following.lines.filter { $0.contains("restored from a backup?") }.count == 1, "\(following.lines)")
         #expect(!following.lines.contains { $0.contains("v5") || $0.contains("v6") }, "\(following.lines)")
     }
+
+    /// A pipeline stopped while its store is put back from an older copy: its consumer goes
+    /// back with the store, but its sinks keep their positions, and before the fix they took
+    /// the transactions the restored store numbered up to them for ones they held, and
+    /// skipped them (`run --once` said ok). Now the run stops with one line naming the sink:
+    /// the sink's position past the store's newest token, or, once the store's writers have
+    /// passed it, the chain hash the sink kept at its last transaction.
+    @Test(arguments: [(0, "segments"), (3, "segments"), (0, "fts"), (3, "fts")])
+    func aPipelineWhoseSinkIsAheadOfAStorePutBackFromAnOlderCopyStopsWithOneLine(insertsAfterRestore: Int, sink: String) throws {
+        let db = try adopted()
+        let sinkSettings = sink == "segments" ? "type: segments\n    directory: \(scratch.path("segments"))" : "type: fts\n    path: \(scratch.path("index.sqlite"))\n    entities: {t: [v]}"
+        let pipeline = scratch.write("p.yml", "name: p\nsource:\n  store: \(db)\n  consumer: p\nsinks:\n  - \(sinkSettings)\n")
+        #expect(try CLI.sqlite3(db, ".backup '\(scratch.path("old.db"))'").status == 0)
+        for id in 2...4 { try insert(db, id) }
+        let first = try CLI.run(["run", pipeline, "--once"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try CLI.sqlite3(db, ".restore '\(scratch.path("old.db"))'").status == 0)
+        for id in 10..<(10 + insertsAfterRestore) { try insert(db, id) }
+        let stopped = try CLI.run(["run", pipeline, "--once"])
+        let lines = stopped.stderrLines.filter { !$0.hasPrefix("pipeline p: new consumer") }
+        let reason = insertsAfterRestore == 0 ? "before token 1, which sink \(sink) has delivered" : "differs from what sink \(sink) recorded there"
+        #expect(stopped.status != 0 && lines.count == 1, "\(stopped.stdout) \(stopped.stderr)")
+        #expect(lines.first?.contains(reason) == true && lines.first?.contains("restored from a backup?") == true, "\(stopped.stderr)")
+    }
 }

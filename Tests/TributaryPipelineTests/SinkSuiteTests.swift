@@ -46,8 +46,20 @@ enum SinkSuite {
             add(.delete, Int64(12 - round), [PropertyChange(name: "title", before: .string("Post \(12 - round) about swift"))], index: 0)
             token += 1
         }
+        // Each transaction's last record carries its chain hash, as the runner leaves it.
+        for index in records.indices where index == records.count - 1 || records[index + 1].position.token != records[index].position.token {
+            records[index].chainHash = chainHash(records[index].position.token)
+        }
         return records
     }()
+
+    /// The made-up chain hash of transaction `token`.
+    static func chainHash(_ token: Int64) -> [UInt8] { Array(repeating: UInt8(token), count: 32) }
+
+    /// The chain point of the last transaction of the records.
+    static var lastChainPoint: StreamManifest.ChainPoint {
+        StreamManifest.ChainPoint(token: records.last!.position.token, hash: Hex.string(chainHash(records.last!.position.token)))
+    }
 
     /// A capture gap after the records (at the next token).
     static let gap = CaptureGapRecord(position: StreamPosition(token: 10, index: 0), storeID: storeID, timestamp: Date(timeIntervalSince1970: 1_700_000_010),
@@ -106,7 +118,10 @@ enum SinkSuite {
 
         // Reopened once more: nothing left to deliver for sinks that keep a position.
         let third = crashed.make()
-        if let position = try await third.open(context) { #expect(position >= records.last!.position) }
+        let position = try await third.open(context)
+        if let position { #expect(position >= records.last!.position) }
+        // A sink that keeps a position keeps the chain point of the last transaction it holds whole.
+        #expect(third.durableChainPoint == (position == nil ? nil : lastChainPoint), "\(String(describing: third.durableChainPoint))")
         try await third.close()
     }
 }

@@ -63,11 +63,12 @@ package struct HistoryFollower: Sendable {
     /// what it reports as caught up is exact. A head before `position` (what the caller has
     /// delivered through) means the store's history went back (another copy of the file, an
     /// older one, took its place): following on would wait for tokens the store hands out
-    /// again to other transactions, and skip them, so it throws `historyTampered`.
-    package func head(after position: Int64) throws -> PersistentHistoryToken {
+    /// again to other transactions, and skip them, so it throws `historyTampered` (naming
+    /// `follower`, what delivered through `position`).
+    package func head(after position: Int64, deliveredBy follower: String = "this follower") throws -> PersistentHistoryToken {
         let head = try coordinator.currentPersistentHistoryToken()
         guard head.value >= position else {
-            throw TributaryError(.historyTampered, "the store's history ends at token \(head.value), before token \(position), which this follower has delivered: the store was replaced by an older copy (restored from a backup?), or its newest history was removed",
+            throw TributaryError(.historyTampered, "the store's history ends at token \(head.value), before token \(position), which \(follower) has delivered: the store was replaced by an older copy (restored from a backup?), or its newest history was removed",
                                  location: try coordinator.requireHistoryStore().url.path,
                                  hint: "follow it again from a position it holds (a new consumer, or export to a new directory with --snapshot), or put back the store's newest copy")
         }

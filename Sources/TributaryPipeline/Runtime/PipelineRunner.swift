@@ -166,6 +166,7 @@ public final class PipelineRunner {
         let context = SinkContext(pipeline: pipeline.name, storeID: storeID, model: try startingModel(consumer: existing) ?? store.model)
         for index in states.indices {
             states[index].durable = try await openSink(index, context: context)
+            try requireHistoryHeld(by: states[index])
             if let directory = states[index].deadLetterDirectory {
                 states[index].deadLetters = try DeadLetterWriter(directory: directory, storeID: storeID, model: store.model)
             }
@@ -178,6 +179,16 @@ public final class PipelineRunner {
         readThrough = committed
         lastCheckpoint = now()
         opened = true
+    }
+
+    /// Checks that the store still holds the history a sink holds: its durable position is not
+    /// past the store's newest token, and the store holds the chain hash the sink kept. A store
+    /// put back from an older copy hands the sink's tokens out again to other transactions,
+    /// which the sink would skip as delivered: `historyTampered` stops the pipeline instead.
+    private func requireHistoryHeld(by state: SinkState) throws {
+        let sink = "sink \(state.sink.name)"
+        if let durable = state.durable { _ = try follower.head(after: durable.token, deliveredBy: sink) }
+        if let point = state.sink.durableChainPoint { try follower.requireHistory(hash: point.hash, at: point.token, recordedBy: sink) }
     }
 
     /// Delivers a consistent snapshot of the rows (op `r`), then registers the consumer at its token.

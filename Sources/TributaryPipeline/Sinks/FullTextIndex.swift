@@ -76,6 +76,7 @@ public final class FullTextIndex {
                     CREATE VIRTUAL TABLE IF NOT EXISTS tributary_fts USING fts5(\(fields), tokenize = 'unicode61 remove_diacritics 2');
                     CREATE TABLE IF NOT EXISTS tributary_fts_entities(slot INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE, store TEXT NOT NULL);
                     CREATE TABLE IF NOT EXISTS tributary_index_positions(pipeline TEXT PRIMARY KEY, position TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS tributary_index_chains(pipeline TEXT PRIMARY KEY, token INTEGER NOT NULL, hash TEXT NOT NULL);
                     CREATE TABLE IF NOT EXISTS tributary_fts_fields(pipeline TEXT PRIMARY KEY, configured TEXT NOT NULL, fields TEXT NOT NULL);
                     """)
                 // Merge segments eight at a time rather than FTS5's four: a pipeline commits at
@@ -147,8 +148,17 @@ public final class FullTextIndex {
         return try StreamPosition(parsing: text)
     }
 
+    /// The newest chain point among the records pipeline `pipeline` has indexed, nil for none.
+    public func chainPoint(of pipeline: String) throws -> StreamManifest.ChainPoint? {
+        let statement = try connection.makeStatement("SELECT token, hash FROM tributary_index_chains WHERE pipeline = ?")
+        try statement.bind([.string(pipeline)])
+        guard try statement.step() else { return nil }
+        return StreamManifest.ChainPoint(token: statement.int64(at: 0), hash: statement.string(at: 1))
+    }
+
     /// Applies records (skipping those at or before the pipeline's position) and moves the
-    /// position, in one transaction: the index and its position never disagree.
+    /// position, in one transaction: the index and its position never disagree, nor the
+    /// newest chain point among the records.
     func apply(_ records: [StreamRecord], through: StreamPosition?, pipeline: String, entities: [String: [String]]) throws -> StreamPosition? {
         // Slots given inside a transaction that rolls back are given again on the next try.
         let kept = (slots, slotEntities)
@@ -170,6 +180,11 @@ public final class FullTextIndex {
             }
             if let through, last.map({ through > $0 }) ?? true { last = through }
             if let last, last != stored { try setPosition(last, of: pipeline) }
+            if let point = records.last(where: { $0.chainHash != nil }).flatMap(StreamManifest.ChainPoint.init) {
+                try connection.execute("INSERT INTO tributary_index_chains(pipeline, token, hash) VALUES (?, ?, ?) "
+                                       + "ON CONFLICT(pipeline) DO UPDATE SET token = excluded.token, hash = excluded.hash WHERE excluded.token > token",
+                                       [.string(pipeline), .integer(point.token), .string(point.hash)])
+            }
             return last
         }
     }

@@ -25,6 +25,8 @@ public final class FullTextIndexSink: Sink {
     private var index: FullTextIndex?
     private var pipeline = ""
     private var position: StreamPosition?
+    /// The index's newest chain point for the pipeline, as ``open(_:)`` read it.
+    public private(set) var durableChainPoint: StreamManifest.ChainPoint?
     /// Records delivered and not yet written: the index is written at checkpoints (or when
     /// this many wait), in one transaction with the position, since FTS5 writes a new segment
     /// per transaction and large transactions index several times faster than small ones.
@@ -47,6 +49,7 @@ public final class FullTextIndexSink: Sink {
         pipeline = context.pipeline
         entities = try index.fields(of: pipeline, configured: configured, model: context.model)
         position = try index.position(of: pipeline)
+        durableChainPoint = try index.chainPoint(of: pipeline)
         return position
     }
 

@@ -18,6 +18,8 @@ public final class SegmentsSink: Sink {
     private var directory: SegmentDirectory?
     private var encoder: any RecordEncoder
     private var line: [UInt8] = []
+    /// The newest chain point among the records delivered since the last checkpoint.
+    private var deliveredChain: StreamManifest.ChainPoint?
 
     /// A sink writing to `directory` in `format`, closing a segment every `recordsPerSegment` records or checkpoint.
     public init(name: String, directory: URL, format: StreamFormat, recordsPerSegment: Int = 100_000) {
@@ -40,6 +42,7 @@ public final class SegmentsSink: Sink {
             line.removeAll(keepingCapacity: true)
             encoder.encode(record, into: &line)
             try directory.append(line, position: record.position, timestamp: record.timestamp)
+            if let point = StreamManifest.ChainPoint(record) { deliveredChain = point }
         }
     }
 
@@ -61,9 +64,13 @@ public final class SegmentsSink: Sink {
 
     public func checkpoint(through position: StreamPosition) async throws -> StreamPosition? {
         guard let directory else { return nil }
-        let durable = try directory.commit(completeThrough: position.isSnapshot ? nil : position.completeToken)
+        let durable = try directory.commit(completeThrough: position.isSnapshot ? nil : position.completeToken, chain: deliveredChain)
+        deliveredChain = nil
         return max(durable ?? position, position)
     }
+
+    /// The manifest's chain point.
+    public var durableChainPoint: StreamManifest.ChainPoint? { directory?.manifest.chain }
 
     public func close() async throws { directory = nil }
 }

@@ -72,6 +72,13 @@ public protocol Sink: AnyObject {
     /// standard output) writes it so its readers hear of it; by default a sink ignores it (no
     /// copy of the data can repair it; the runner warns of it).
     func deliverGap(_ record: CaptureGapRecord) async throws
+    /// The newest point of the source's history chain among the records the sink holds
+    /// durably: the token of a transaction it holds whole and that transaction's chain hash
+    /// (the ``StreamRecord/chainHash`` of its last record), as ``open(_:)`` found it; nil when
+    /// it holds none. The runner checks that the store still holds that hash there: a store
+    /// put back from an older copy hands the sink's tokens out again, to other transactions,
+    /// which the sink would skip as delivered. By default a sink keeps none.
+    var durableChainPoint: StreamManifest.ChainPoint? { get }
 }
 
 extension Sink {
@@ -79,6 +86,8 @@ extension Sink {
     public func deliverSchema(_ record: SchemaRecord) async throws {}
     /// Ignores the capture gap record.
     public func deliverGap(_ record: CaptureGapRecord) async throws {}
+    /// Keeps no chain point.
+    public var durableChainPoint: StreamManifest.ChainPoint? { nil }
 }
 
 extension TributaryError {

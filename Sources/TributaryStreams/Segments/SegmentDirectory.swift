@@ -68,9 +68,10 @@ public final class SegmentDirectory {
     }
 
     /// Closes the open segment (fsync, rename), lists it in the manifest and saves the
-    /// manifest; notes that every transaction through `completeThrough` is complete.
+    /// manifest; notes that every transaction through `completeThrough` is complete, and
+    /// `chain` as the newest chain point the stream holds (a transaction it holds whole).
     @discardableResult
-    public func commit(completeThrough: Int64?) throws -> StreamPosition? {
+    public func commit(completeThrough: Int64?, chain: StreamManifest.ChainPoint? = nil) throws -> StreamPosition? {
         if let writer {
             let entry = try writer.finish(previous: manifest.last)
             self.writer = nil
@@ -83,6 +84,7 @@ public final class SegmentDirectory {
         }
         pendingLast = nil
         if let completeThrough { manifest.completeThrough = max(manifest.completeThrough, completeThrough) }
+        if let chain, manifest.chain.map({ chain.token > $0.token }) ?? true { manifest.chain = chain }
         try manifest.save(to: url)
         return manifest.last
     }

@@ -60,6 +60,19 @@ public struct StreamManifest: Sendable, Codable, Equatable {
         public var token: Int64
         /// Its chain hash, 64 hex digits.
         public var hash: String
+
+        /// The point of transaction `token`, whose chain hash is `hash` (hex).
+        public init(token: Int64, hash: String) {
+            self.token = token
+            self.hash = hash
+        }
+
+        /// The point of the record's transaction when the record carries its chain hash (it
+        /// ends the transaction), nil otherwise.
+        public init?(_ record: StreamRecord) {
+            guard let hash = record.chainHash else { return nil }
+            self.init(token: record.position.token, hash: Hex.string(hash))
+        }
     }
 
     /// A model version of the stream: the model in force from ``position`` on (until the
