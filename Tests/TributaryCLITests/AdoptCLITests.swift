@@ -101,6 +101,40 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, "SELECT name FROM users; SELECT label FROM tags;").stdout == "ann\nred\n")
     }
 
+    /// `tributary update` on an adopted database runs its own triggers (its audit trigger
+    /// writes a row, recorded with the update; its full-text index follows); so does a replay
+    /// into an adopted replica with the same triggers: its index follows, and the audit row the
+    /// trigger makes there is the one the stream brings, not a second one.
+    @Test func tributarysWritesRunTheDatabasesTriggersInTheSourceAndInAReplica() throws {
+        let schema = """
+            CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT);
+            CREATE VIRTUAL TABLE docs_fts USING fts5(body, content='docs', content_rowid='id');
+            CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN INSERT INTO docs_fts(rowid, body) VALUES (new.id, new.body); END;
+            CREATE TRIGGER docs_au AFTER UPDATE ON docs BEGIN
+                INSERT INTO docs_fts(docs_fts, rowid, body) VALUES ('delete', old.id, old.body); INSERT INTO docs_fts(rowid, body) VALUES (new.id, new.body);
+            END;
+            CREATE TABLE audit (id INTEGER PRIMARY KEY, what TEXT);
+            CREATE TRIGGER docs_audit AFTER UPDATE OF body ON docs BEGIN INSERT INTO audit (what) VALUES ('body of ' || new.id); END;
+            """
+        let source = scratch.path("triggers-source.db"), replica = scratch.path("triggers-replica.db"), stream = scratch.path("triggers-stream")
+        for db in [source, replica] {
+            #expect(try CLI.sqlite3(db, schema).status == 0)
+            #expect(try CLI.run(["adopt", db]).status == 0)
+        }
+        #expect(try CLI.sqlite3(source, "INSERT INTO docs (body) VALUES ('world');").status == 0)
+        #expect(try CLI.run(["update", source, "--entity", "docs", "--where", "body == 'world'", "--set", "body=galaxy"]).status == 0)
+        #expect(try CLI.sqlite3(source, "SELECT what FROM audit;").stdout == "body of 1\n")
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(try CLI.sqlite3(replica, "SELECT body FROM docs; SELECT what FROM audit;").stdout == "galaxy\nbody of 1\n")
+        for db in [source, replica] {
+            let index = try CLI.sqlite3(db, "SELECT rowid FROM docs_fts WHERE docs_fts MATCH 'galaxy'; SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'world';"
+                                        + " INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 1);")
+            #expect(index.status == 0 && index.stdout == "1\n0\n", "\(db): \(index.stdout) \(index.stderr)")
+        }
+    }
+
     /// A `tributary run` following an adopted database while it is adopted again (another
     /// program added a column) ends with one line rather than undo the new capture; run
     /// again, it delivers the new column's change.

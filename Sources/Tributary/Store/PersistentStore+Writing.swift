@@ -17,7 +17,7 @@ extension PersistentStore {
         do {
             let done = try database.writeTransaction { db in
                 recorder.prepare(metadata, marking: marking)
-                let result = try body(db)
+                let result = try runsDatabaseTriggers(on: db) ? writingThroughCaptureTriggers(on: db) { try body(db) } : body(db)
                 try appendTriggeredWrites(on: db)
                 return result
             }
@@ -59,6 +59,14 @@ extension PersistentStore {
         recorder.hasTriggeredWrites = true
         defer { recorder.isPaused = false }
         return try db.withMainTriggers(body)
+    }
+
+    /// Whether this transaction's writes run the database's own triggers: an adopted database
+    /// with triggers of its own (``DatabaseTriggers``), captured, unless the description says not
+    /// to. They then run as another program's writes do (``writingThroughCaptureTriggers(on:_:)``).
+    private func runsDatabaseTriggers(on db: Connection) throws -> Bool {
+        guard schema.isAdopted, capture != nil, description.runsDatabaseTriggers else { return false }
+        return try databaseTriggers.present(on: db)
     }
 
     /// Folds what the transaction's statements logged with the stored triggers on

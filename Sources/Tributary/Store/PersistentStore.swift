@@ -46,6 +46,8 @@ public final class PersistentStore: Sendable {
     let recorder: HistoryRecorder
     /// Tells listeners of the same store about each commit (the `remoteChangeNotificationPost` option).
     let poster: RemoteChangePoster?
+    /// Whether the database has triggers of its own, which Tributary's writes then run.
+    let databaseTriggers = DatabaseTriggers()
 
     private init(identifier: UUID, description: PersistentStoreDescription, model: ManagedObjectModel, database: StoreDatabase, history: HistorySchema.Layout?,
                  parts: WriteParts, migrationChanges: [String] = []) {

@@ -38,6 +38,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         var remoteChangeNotificationPost = false
         var allowsExplicitMigration = false
         var sqlDebug = SQLDebugLog.fromEnvironment()
+        var runsDatabaseTriggers = true
     }
 
     private let state: Locked<(settings: Settings, isLocked: Bool)>
@@ -156,6 +157,24 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         get { settings.allowsExplicitMigration }
         set { set("allowsExplicitMigration") { $0.allowsExplicitMigration = newValue } }
     }
+    /// Whether Tributary's writes to an adopted database run the database's own triggers
+    /// (those another program made: keeping a full-text index, a timestamp or an audit table),
+    /// as every other program's writes do. On by default: while the database has such a
+    /// trigger, each write transaction runs with the stored triggers on and the pre-update
+    /// hook paused, and folds what the capture triggers logged into its own history before it
+    /// commits (one transaction, under its own author, at the capture triggers' cost). A
+    /// replay runs them too, so that what they keep and Tributary does not capture (a
+    /// full-text index) follows in a replica; what they write to captured tables comes again
+    /// from the stream, under the same keys, and replaces it. Off, Tributary writes the rows
+    /// alone, as before, at no trigger cost.
+    ///
+    /// ```swift
+    /// description.runsDatabaseTriggers = false
+    /// ```
+    public var runsDatabaseTriggers: Bool {
+        get { settings.runsDatabaseTriggers }
+        set { set("runsDatabaseTriggers") { $0.runsDatabaseTriggers = newValue } }
+    }
     /// Logging of every SQL statement with its duration; by default as the
     /// environment variable `TRIBUTARY_SQL_DEBUG` says (`1` statements, `2` with values).
     ///
@@ -198,6 +217,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
         var parts = [s.url.path]
         if s.isReadOnly { parts.append("read-only") }
         if s.persistentHistoryTracking { parts.append("history") }
+        if !s.runsDatabaseTriggers { parts.append("database triggers off") }
         if s.remoteChangeNotificationPost { parts.append("remote change notifications") }
         if !s.historyHashChain { parts.append("no hash chain") }
         if !s.historyObjectIndex { parts.append("no object index") }

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import Tributary
+import TributaryTestSupport
+
+/// An adopted database's own triggers run for Tributary's writes, as for every other
+/// program's: before, its writer ran no stored trigger, so `tributary update` left an
+/// external-content FTS5 index matching the old text (and SQLite then called it malformed
+/// after the application's next update), and an audit trigger wrote nothing. What the
+/// triggers write is recorded once, in the write's own transaction. A replica turns them off.
+@Suite struct DatabaseTriggersTests {
+    let dir = TemporaryDirectory()
+    var path: URL { dir.file("app.db") }
+
+    /// Documents kept in an external-content full-text index by triggers, and an audit table
+    /// a trigger writes on every update.
+    static let schema = """
+        CREATE TABLE docs (id INTEGER PRIMARY KEY, title TEXT, body TEXT);
+        CREATE VIRTUAL TABLE docs_fts USING fts5(title, body, content='docs', content_rowid='id');
+        CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN INSERT INTO docs_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END;
+        CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); END;
+        CREATE TRIGGER docs_au AFTER UPDATE ON docs BEGIN
+            INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
+            INSERT INTO docs_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+        END;
+        CREATE TABLE audit (id INTEGER PRIMARY KEY, doc INTEGER, what TEXT);
+        CREATE TRIGGER docs_audit AFTER UPDATE OF body ON docs BEGIN INSERT INTO audit (doc, what) VALUES (new.id, 'body of ' || new.id); END;
+        INSERT INTO docs VALUES (1, 'hello', 'world');
+        """
+
+    func matches(_ word: String) throws -> String {
+        try ForeignWriter.shell(path, "SELECT group_concat(rowid) FROM docs_fts WHERE docs_fts MATCH '\(word)';")
+    }
+
+    func updateBody(_ coordinator: PersistentStoreCoordinator, to body: String) throws {
+        var request = BatchUpdateRequest(entityName: "docs", predicate: try StorePredicate(format: "title == 'hello'"), propertiesToUpdate: ["body": .string(body)])
+        request.transaction = TransactionMetadata(author: "editor")
+        #expect(try coordinator.execute(request).updated == 1)
+    }
+
+    @Test func tributarysWritesRunTheDatabasesTriggersAndRecordWhatTheyWroteOnce() throws {
+        let (coordinator, start) = try Fixtures.adopted(path, schema: Self.schema)
+        try updateBody(coordinator, to: "galaxy")
+        #expect(try matches("galaxy") == "1\n" && matches("world") == "\n", "the index follows the update")
+        var insert = BatchInsertRequest(entityName: "docs", objects: [["title": .string("second"), "body": .string("nebula")]])
+        insert.transaction = TransactionMetadata(author: "editor")
+        _ = try coordinator.execute(insert)
+        #expect(try matches("nebula") == "2\n")
+        _ = try coordinator.execute(BatchDeleteRequest(entityName: "docs", predicate: try StorePredicate(format: "title == 'second'")))
+        #expect(try matches("nebula") == "\n")
+        // The application's next update leaves the index whole.
+        try ForeignWriter.shell(path, "UPDATE docs SET title = 'hi' WHERE id = 1; INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 1);")
+        #expect(try ForeignWriter.shell(path, "SELECT what FROM audit;") == "body of 1\n")
+
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        let first = try #require(transactions.first)
+        #expect(first.author == "editor" && first.changes.map { "\($0.changeType) \($0.entityName)" } == ["update docs", "insert audit"],
+                "the update and what its trigger wrote, once, in its transaction: \(transactions.map { "\($0.author ?? "-") \($0.changes.map(\.entityName))" })")
+        #expect(first.changes.first?.properties.first { $0.name == "body" }?.after == .string("galaxy"))
+        #expect(transactions.count == 4 && transactions[1].changes.map(\.changeType) == [.insert] && transactions[2].changes.map(\.changeType) == [.delete],
+                "\(transactions.map { $0.changes.map { "\($0.changeType) \($0.entityName)" } })")
+    }
+
+    @Test func aStoreOpenedWithoutDatabaseTriggersWritesTheRowsAlone() throws {
+        _ = try Fixtures.adopted(path, schema: Self.schema)
+        let coordinator = PersistentStoreCoordinator()
+        let description = PersistentStoreDescription(url: path)
+        description.runsDatabaseTriggers = false
+        try coordinator.addPersistentStore(with: description)
+        let start = try coordinator.currentPersistentHistoryToken()
+        try updateBody(coordinator, to: "galaxy")
+        #expect(try ForeignWriter.shell(path, "SELECT count(*) FROM audit;") == "0\n")
+        let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start))
+        #expect(changes.map { "\($0.changeType) \($0.entityName)" } == ["update docs"])
+    }
+}
