@@ -40,6 +40,22 @@ static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {
     return SQLITE_OK;
 }
 
+// Copies the wal-index header (the first 48 bytes of the -shm file: SQLite's WalIndexHdr,
+// in native byte order, its salts as the log's header has them) into `header`. Read under
+// the write lock, it is what every reader trusts: frames up to its mxFrame are committed.
+// SQLITE_NOTFOUND when the database has no shared wal-index (not WAL, or exclusive locking).
+static inline int tributary_wal_index_header(sqlite3 *db, unsigned char *header) {
+    sqlite3_file *file = 0;
+    int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+    if (rc != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return SQLITE_NOTFOUND;
+    volatile void *region = 0;
+    rc = file->pMethods->xShmMap(file, 0, 32768, 0, &region);
+    if (rc != SQLITE_OK) return rc;
+    if (region == 0) return SQLITE_NOTFOUND;
+    for (int i = 0; i < 48; i++) header[i] = ((const volatile unsigned char *)region)[i];
+    return SQLITE_OK;
+}
+
 // sqlite3_config is variadic too. Memory statistics make every allocation SQLite makes
 // take a process-wide mutex: once a process has a second thread, each of those is an
 // atomic operation, a few percent of a history-recording insert. Tributary reads no

@@ -359,7 +359,9 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         try rememberLogSchema(on: db)
         let file = try filePage(db)
         let roots = Dictionary(logRoots, uniquingKeysWith: { _, newer in newer })
-        commits += scanner.scan(walReader(db)) { page in
+        var header = [UInt8](repeating: 0, count: 48)
+        let index = header.withUnsafeMutableBufferPointer { tributary_wal_index_header(db.handle, $0.baseAddress) } == SQLITE_OK ? WALScanner.IndexHeader(header) : nil
+        commits += scanner.scan(walReader(db), index: index) { page in
             guard let first = page(1) ?? file(1), first.count >= 44, let root = roots[first.bigEndian32(40)] else { return nil }
             return LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) })
         }

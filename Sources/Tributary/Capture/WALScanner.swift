@@ -1,8 +1,12 @@
-/// Reads a write-ahead log's frames as SQLite's own recovery does: a frame counts
-/// when its salts match the header's and its checksum continues the chain, and only
-/// frames up to the last commit frame of that chain count. At each commit frame it
-/// asks for the capture log's largest `seq` as of that commit (``LogMaximum``), which
-/// is where one transaction's log rows end.
+/// Reads a write-ahead log's frames as SQLite's readers do: with the wal-index's header
+/// (``IndexHeader``), every frame up to its last committed frame counts; without one, as
+/// SQLite's recovery does, a frame counts when its salts match the header's and its
+/// checksum continues the chain, up to the last commit frame of that chain. (SQLite 3.40
+/// can leave a transaction's frames with zero salts and checksums, when it rolled a
+/// savepoint back after its pages spilled into the log: its readers trust the wal-index, and
+/// so must this, or such a transaction and every one after it in the log are lost to it.)
+/// At each commit frame it asks for the capture log's largest `seq` as of that commit
+/// (``LogMaximum``), which is where one transaction's log rows end.
 ///
 /// It keeps what it has read of the current generation (the salts, the frame and
 /// checksum it reached, and where each page's newest copy is), so each fold reads only
@@ -19,6 +23,30 @@ struct WALScanner {
         /// False when a commit before it (since the one before it that was read) could not
         /// be read: its rows then end here, with the unread one's, and where they part is unknown.
         var exact = true
+    }
+
+    /// What the wal-index (the `-shm` file) says of the log, read under the write lock.
+    struct IndexHeader: Equatable {
+        /// The last committed frame (`mxFrame`).
+        let lastFrame: Int
+        /// The salts of the generation those frames belong to.
+        let salt1: UInt32
+        let salt2: UInt32
+
+        /// The header in `bytes` (SQLite's `WalIndexHdr`), nil when it is not one.
+        init?(_ bytes: [UInt8]) {
+            guard bytes.count >= 48, bytes[12] == 1 else { return nil }
+            let version = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self) }
+            guard version == 3_007_000 else { return nil }
+            lastFrame = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt32.self) })
+            (salt1, salt2) = (bytes.bigEndian32(32), bytes.bigEndian32(36))
+        }
+
+        init(lastFrame: Int, salt1: UInt32, salt2: UInt32) {
+            self.lastFrame = lastFrame
+            self.salt1 = salt1
+            self.salt2 = salt2
+        }
     }
 
     private(set) var salt1: UInt32 = 0
@@ -41,8 +69,9 @@ struct WALScanner {
     /// Reads on from where the last call stopped (from frame 1 in a new generation), and
     /// returns each commit read, with the log's largest `seq` at it from `maximum`; a commit
     /// for which `maximum` is nil is left out, and the next one this call returns is not
-    /// ``Commit/exact``.
-    mutating func scan(_ read: @escaping Read, maximum: (_ page: (UInt32) -> [UInt8]?) -> Int64?) -> [Commit] {
+    /// ``Commit/exact``. With `index`, reads the frames it says are committed, and none
+    /// when it is of another generation (one starting, with no frame yet).
+    mutating func scan(_ read: @escaping Read, index: IndexHeader? = nil, maximum: (_ page: (UInt32) -> [UInt8]?) -> Int64?) -> [Commit] {
         guard let header = read(0, 32), let start = Self.validHeader(header) else { return [] }
         let salts = (header.bigEndian32(16), header.bigEndian32(20))
         if !started || salts != (salt1, salt2) {
@@ -53,6 +82,7 @@ struct WALScanner {
             bigEndianChecksum = header.bigEndian32(0) & 1 == 1
             checksum = start
         }
+        if let index, (index.salt1, index.salt2) != salts || index.lastFrame < frame { return [] }
         var commits: [Commit] = []
         // Whether a commit since the last one returned could not be read (`maximum` nil). Not
         // carried from call to call: run on the writer, a call reads the log up to its last
@@ -62,11 +92,15 @@ struct WALScanner {
         var running = checksum
         var next = frame + 1
         let frameSize = 24 + pageSize
-        while let bytes = read(32 + Int64(next - 1) * Int64(frameSize), frameSize), bytes.count == frameSize {
-            guard bytes.bigEndian32(8) == salt1, bytes.bigEndian32(12) == salt2 else { break }
-            running = Self.checksum(bytes[0..<8], running, bigEndian: bigEndianChecksum)
-            running = Self.checksum(bytes[24...], running, bigEndian: bigEndianChecksum)
-            guard running == (bytes.bigEndian32(16), bytes.bigEndian32(20)) else { break }
+        while next <= index?.lastFrame ?? .max, let bytes = read(32 + Int64(next - 1) * Int64(frameSize), frameSize), bytes.count == frameSize {
+            if index == nil {
+                guard bytes.bigEndian32(8) == salt1, bytes.bigEndian32(12) == salt2 else { break }
+                running = Self.checksum(bytes[0..<8], running, bigEndian: bigEndianChecksum)
+                running = Self.checksum(bytes[24...], running, bigEndian: bigEndianChecksum)
+                guard running == (bytes.bigEndian32(16), bytes.bigEndian32(20)) else { break }
+            } else {
+                running = (bytes.bigEndian32(16), bytes.bigEndian32(20))   // as written: zero where SQLite left it so
+            }
             pending[bytes.bigEndian32(0)] = next
             if bytes.bigEndian32(4) != 0 {
                 pages.merge(pending) { _, new in new }

@@ -434,4 +434,32 @@ extension ForeignCaptureTests {
         #expect(gaps(transactions).count == 1, "\(transactions.map(\.processName))")
         #expect(transactions.filter { $0.processName == "foreign" }.count == 1)
     }
+
+    /// SQLite 3.40 leaves the frames of a transaction that rolled a savepoint back after its
+    /// pages spilled into the log with zero salts and checksums (its readers trust the
+    /// wal-index; its recovery would drop them). Before the fix, boundaries were read by the
+    /// salts and the checksum chain: that transaction, and every later one in the log, came
+    /// out in pieces of unknown boundaries, the next transaction merged into the last piece.
+    @Test func aTransactionThatRolledBackASavepointAfterItsPagesSpilledKeepsItsBoundaries() throws {
+        // A table without indexes: its pages fill once each before the savepoint, and are
+        // written again only inside it, where SQLite starts writing frames without salts.
+        let plain = dir.file("plain.db")
+        let (coordinator, start) = try Fixtures.adopted(plain, schema: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a');")
+        try ForeignWriter.python(plain, """
+            db.isolation_level = None
+            db.execute("PRAGMA cache_size = 10")
+            db.execute("UPDATE t SET v = 'b' WHERE id = 1")
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO t (v) VALUES (?)", [("y" * 50,)] * 3000)
+            db.execute("SAVEPOINT s")
+            db.executemany("INSERT INTO t (v) VALUES (?)", [("z" * 100,)] * 20000)
+            db.execute("ROLLBACK TO s")
+            db.execute("UPDATE t SET v = 'c' WHERE id = 1")
+            db.execute("COMMIT")
+            db.execute("DELETE FROM t WHERE id = 2")
+            """)
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start))
+        #expect(transactions.map(\.processName) == ["foreign", "foreign", "foreign"] && transactions.map(\.changes.count) == [1, 3001, 1],
+                "\(transactions.map { ($0.processName, $0.changes.count) })")
+    }
 }
