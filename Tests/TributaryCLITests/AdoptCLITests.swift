@@ -135,6 +135,23 @@ import TributaryTestSupport
         }
     }
 
+    /// Text another program stored in a `REAL` column goes into the stream as text: `verify`
+    /// notes it and `replay` refuses it with one line, where it wrote NULL, an infinity and
+    /// 8.0 for 'nan', 'inf' and '0x1p3' (through the native reader's fast path too).
+    @Test func textInARealColumnIsNotReplayedAsAnotherNumber() throws {
+        let source = scratch.path("reals.db"), replica = scratch.path("reals-replica.db"), stream = scratch.path("reals-stream")
+        for db in [source, replica] { #expect(try CLI.sqlite3(db, "CREATE TABLE m (id INTEGER PRIMARY KEY, x REAL);").status == 0) }
+        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO m VALUES (1, 2.5), (2, 'nan'), (3, 'inf'), (4, '0x1p3');").status == 0)
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let verified = try CLI.run(["verify", stream])
+        #expect(verified.status == 0 && verified.stderr.contains("note: 3 values of another type") && verified.stderr.contains(#"the text "nan" is not a double"#), "\(verified.stderr)")
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        let lines = replayed.stderrLines
+        #expect(replayed.status != 0 && lines.count == 1 && lines.first?.contains(#"'x': the text "nan" is not a double"#) == true, "\(replayed.stderr)")
+        #expect(try CLI.sqlite3(replica, "SELECT count(*) FROM m;").stdout == "0\n", "nothing written")
+    }
+
     /// A `tributary run` following an adopted database while it is adopted again (another
     /// program added a column) ends with one line rather than undo the new capture; run
     /// again, it delivers the new column's change.

@@ -242,4 +242,17 @@ import Tributary
         let parse = try #require(throws: TributaryError.self) { try ReplayChange.convert(.string("hello"), to: .integer, name: "i") }
         #expect(parse.hint == ReplayChange.foreignValueHint, "not the command line's advice")
     }
+
+    /// Text another program stored in a number or boolean column is exported as the text; a
+    /// lenient parse replayed `'nan'` as NULL, `'inf'` as an infinity, `'0x1p3'` as 8.0 and
+    /// `'yes'` as true. Only the infinities' own spelling (``JSONWriter``) reads as a double.
+    @Test func textInANumberOrBooleanAttributeIsNotReadAsOne() throws {
+        for (text, type) in [("nan", AttributeType.double), ("inf", .double), ("0x1p3", .double), (" 3.5", .double), ("42", .integer), ("yes", .bool), ("1", .bool)] {
+            let error = try #require(throws: TributaryError.self, "\(text) as \(type)") { try ReplayChange.convert(.string(text), to: type, name: "v") }
+            #expect(error.code == .typeMismatch && error.message == "'v': the text \"\(text)\" is not a \(type.rawValue)", "\(error.message)")
+        }
+        #expect(try ReplayChange.convert(.string("Infinity"), to: .double, name: "v") == .double(.infinity))
+        #expect(try ReplayChange.convert(.string("-Infinity"), to: .double, name: "v") == .double(-.infinity))
+        #expect(try ReplayChange.convert(.string("2024-05-01T00:00:00Z"), to: .date, name: "v") == .date(Date(timeIntervalSince1970: 1_714_521_600)))
+    }
 }

@@ -271,7 +271,7 @@ extension RecordJSONParser {
                 }
             case 0x22:
                 let text = try string()
-                value = type == .string ? .string(text) : try AttributeValue.parse(text, as: type)
+                value = type == .string ? .string(text) : try ReplayChange.value(ofText: text, as: type)
             case 0x6E: try literal("null"); value = .null
             case 0x74: try literal("true"); value = AttributeValue.bool(true).coerced(to: type)
             case 0x66: try literal("false"); value = AttributeValue.bool(false).coerced(to: type)

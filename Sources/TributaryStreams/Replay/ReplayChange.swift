@@ -211,7 +211,7 @@ public struct ReplayChange: Sendable {
         case .null: converted = .null
         case .string(let text):
             do {
-                converted = try AttributeValue.parse(text, as: type)
+                converted = try Self.value(ofText: text, as: type)
             } catch let error as TributaryError {
                 throw TributaryError(error.code, "'\(name)': \(error.message)", hint: foreignValueHint)
             }
@@ -224,6 +224,21 @@ public struct ReplayChange: Sendable {
             throw TributaryError(.typeMismatch, "'\(name)' holds \(value), which a \(type.rawValue) attribute does not store", hint: foreignValueHint)
         }
         return converted
+    }
+
+    /// A JSON string read for an attribute of `type`, as streams write that type: dates,
+    /// UUIDs and data as text, an infinity as `"Infinity"` or `"-Infinity"` (``JSONWriter``).
+    /// Any other string for a number or a boolean is text the source held (another program
+    /// wrote `'nan'`, `'0x1p3'` or `'yes'` into such a column): `typeMismatch`, where a
+    /// lenient parse replayed it as another value (NaN as NULL, 8.0, true).
+    static func value(ofText text: String, as type: AttributeType) throws -> AttributeValue {
+        switch (type, text) {
+        case (.double, "Infinity"): return .double(.infinity)
+        case (.double, "-Infinity"): return .double(-.infinity)
+        case (.integer, _), (.double, _), (.bool, _):
+            throw TributaryError(.typeMismatch, "the text \"\(text)\" is not a \(type.rawValue)", hint: foreignValueHint)
+        default: return try AttributeValue.parse(text, as: type)
+        }
     }
 
     /// A value of another type than the model's: exports keep values as the store held them,
