@@ -152,6 +152,31 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, "SELECT count(*) FROM m;").stdout == "0\n", "nothing written")
     }
 
+    /// A command pointed at a database that is not a store (not adopted yet) refuses it with
+    /// one line and leaves it as it was: before, it switched the file to WAL first, for good.
+    @Test(arguments: [["history"], ["tail"], ["token"], ["export", "--to", "-"], ["audit", "verify"], ["query", "--entity", "t"]])
+    func aCommandOnAPlainDatabaseLeavesItsJournalModeAlone(command: [String]) throws {
+        let db = scratch.path("plain-\(command[0]).db")
+        #expect(try CLI.sqlite3(db, "CREATE TABLE t (id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1);").status == 0)
+        let refused = try CLI.run(command.prefix(1) + (command[0] == "audit" ? [command[1], db] : [db] + command.dropFirst()))
+        #expect(refused.status != 0 && refused.stderrLines.count == 1 && refused.stderr.contains("not a Tributary store"), "\(refused.stderr)")
+        #expect(try CLI.sqlite3(db, "PRAGMA journal_mode;").stdout == "delete\n")
+        #expect(!FileManager.default.fileExists(atPath: db + "-wal"))
+    }
+
+    /// A database with a table named as Tributary names its own is refused with one line
+    /// naming it: before, the capture log's look-alike gave seven lines of SQL, and the
+    /// metadata's look-alike advice to run the adopt that had just failed.
+    @Test(arguments: ["_tributary_capture_log", "_tributary_metadata"])
+    func aTableNamedAsTributarysOwnIsRefusedWithOneLine(table: String) throws {
+        let db = scratch.path("lookalike\(table).db")
+        #expect(try CLI.sqlite3(db, "CREATE TABLE \(table) (x); CREATE TABLE t (id INTEGER PRIMARY KEY);").status == 0)
+        let before = try CLI.sqlite3(db, ".dump").stdout
+        let refused = try CLI.run(["adopt", db])
+        #expect(refused.status != 0 && refused.stderrLines.count == 1 && refused.stderr.contains("the database has \(table), named as Tributary names its own"), "\(refused.stderr)")
+        #expect(try CLI.sqlite3(db, ".dump").stdout == before)
+    }
+
     /// A `tributary run` following an adopted database while it is adopted again (another
     /// program added a column) ends with one line rather than undo the new capture; run
     /// again, it delivers the new column's change.

@@ -46,7 +46,9 @@ final class StoreDatabase: Sendable {
         do {
             // Reading the schema fails at once on a file that is not a database.
             try connection.execute("SELECT count(*) FROM sqlite_master")
-            if !isInMemory {
+            // A database with tables but none of Tributary's is refused once its metadata is
+            // read (not a store): its journal mode stays as it is.
+            if !isInMemory, try connection.scalar(Self.storeOrEmptySQL)?.integerValue == 1 {
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try connection.execute("PRAGMA synchronous = NORMAL")
             }
@@ -57,6 +59,9 @@ final class StoreDatabase: Sendable {
             throw StoreDatabase.translate(error, path: connection.path, timeout: busyTimeout)
         }
     }
+
+    /// Whether the database is a store, or has no table yet (a store to make).
+    private static let storeOrEmptySQL = "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table') OR EXISTS (SELECT 1 FROM sqlite_master WHERE name = '\(StoreMetadata.table)')"
 
     /// Runs `body` in an immediate write transaction on the writer, with every participant
     /// taking its part (``WriteParticipant``): what they keep of the transaction (its history)

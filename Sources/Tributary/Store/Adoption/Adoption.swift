@@ -81,13 +81,32 @@ struct Adoption {
     /// The adopted store in the database, or nil when it has none; a store Tributary
     /// created is refused (its tables are its own).
     private func adoptedStore() throws -> (identifier: UUID, model: ManagedObjectModel, options: DatabaseAdoption)? {
-        guard try db.hasTable(Self.metadata) else { return nil }
+        let metadataColumns = try db.scalar("SELECT group_concat(name, ',') FROM pragma_table_info('\(Self.metadata)')")?.stringValue
+        guard metadataColumns != nil else {
+            try refuseLookAlikes()
+            return nil
+        }
+        guard metadataColumns == "key,value" else { throw lookAlikes([Self.metadata]) }
         let (identifier, model, _) = try StoreMetadata.load(on: db, given: nil, place: path, canWrite: false)
         guard model.entities.allSatisfy({ $0.tableKey != nil }) else {
             throw TributaryError(.invalidInput, "a store made by Tributary, not an adopted database", location: path,
                                  hint: "its tables are Tributary's own; change them with a model and tributary init, or delete the file")
         }
         return (identifier, model, try Self.storedOptions(on: db))
+    }
+
+    /// Refuses a database that is not a store but has tables or triggers named as Tributary
+    /// names its own: adopting it would take them for Tributary's.
+    private func refuseLookAlikes() throws {
+        let statement = try db.makeStatement(#"SELECT name FROM sqlite_master WHERE name LIKE '\_tributary\_%' ESCAPE '\' ORDER BY name"#)
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(at: 0)) }
+        if !names.isEmpty { throw lookAlikes(names) }
+    }
+
+    private func lookAlikes(_ names: [String]) -> TributaryError {
+        TributaryError(.invalidInput, "the database has \(names.joined(separator: ", ")), named as Tributary names its own objects, but is not a store Tributary made or adopted", location: path,
+                       hint: "rename \(names.count == 1 ? "it" : "them") (ALTER TABLE … RENAME TO …), then adopt the database")
     }
 
     /// The include and exclude patterns the database was adopted with.
