@@ -155,5 +155,18 @@ import Testing
         let piped = try CLI.run(["query", store, "--entity", "Post"], environment: ["COLUMNS": "70", "LINES": "10", "PAGER": "tee \(paged)"])
         #expect(piped.stdoutLines.contains { $0.count > 70 })
         #expect(!FileManager.default.fileExists(atPath: paged))
+        // Piped, a value longer than a column's forty characters is printed whole.
+        #expect(piped.stdout.contains(long.trimmingCharacters(in: .whitespaces)) && !piped.stdout.contains("…"), "\(piped.stdout)")
+    }
+
+    /// Before the fix, cells were padded with `padding(toLength:)`, which counts UTF-16
+    /// units: `😀😀😀abc` (6 characters, 9 units) came out as `😀😀😀`.
+    @Test func aValueHoldingEmojiIsPrintedWhole() throws {
+        let store = try makeStore()
+        try CLI.run(["import", store, "--entity", "Post", "-"], stdin: #"{"externalID": "e1", "title": "😀😀😀abc", "createdAt": 1}"# + "\n")
+        let piped = try CLI.run(["query", store, "--entity", "Post"])
+        #expect(piped.stdout.contains("😀😀😀abc"), "\(piped.stdout)")
+        let terminal = try CLI.runOnTerminal(["query", store, "--entity", "Post"], environment: ["COLUMNS": "200", "LINES": "100"])
+        #expect(terminal.contains("😀😀😀abc"), "\(terminal)")
     }
 }

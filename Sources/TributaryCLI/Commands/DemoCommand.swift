@@ -51,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
         try story.prune(app)
 
         Console.print("report:")
-        for (name, value) in story.report { Console.print("  \(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(value)") }
+        for (name, value) in story.report { Console.print("  \(name.padded(to: 8)) \(value)") }
         Console.print("done in \(DemoStory.format(clock.now - start)); files in \(directory.path)")
         if !equal || hit == nil { throw ExitCode(1) }
     }

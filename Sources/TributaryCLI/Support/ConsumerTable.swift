@@ -11,11 +11,11 @@ enum ConsumerTable {
         [header] + consumers.map { c in
             let name = TerminalText.escaped(c.name)
             return [
-                name.padding(toLength: max(20, name.count), withPad: " ", startingAt: 0),
-                c.token.description.padding(toLength: 16, withPad: " ", startingAt: 0),
-                c.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0),
-                String(c.lagTransactions).padding(toLength: 19, withPad: " ", startingAt: 0),
-                String(format: "%.1f", c.lagSeconds).padding(toLength: 9, withPad: " ", startingAt: 0),
+                name.padded(to: 20),
+                c.token.description.padded(to: 16),
+                c.state.rawValue.padded(to: 9),
+                String(c.lagTransactions).padded(to: 19),
+                String(format: "%.1f", c.lagSeconds).padded(to: 9),
                 ISO8601.string(from: c.committedAt),
             ].joined(separator: " ")
         }

@@ -14,9 +14,10 @@ enum RowFormatter {
         return json.text
     }
 
-    /// A table with a header, columns padded to their widest cell (at most 40 characters),
-    /// narrowed to `width` when given (widest columns first, cut with an ellipsis); nil when
-    /// the columns cannot fit in `width` even at a few characters each.
+    /// A table with a header, columns padded to their widest cell (at most 40 characters:
+    /// a longer cell runs past its column), narrowed to `width` when given (widest columns
+    /// first, cut with an ellipsis); nil when the columns cannot fit in `width` even at a few
+    /// characters each. Cells are measured and padded in characters (`padded(to:)`).
     static func table(_ rows: [FetchedRow], keys: [String], width: Int? = nil) -> [String]? {
         let header = ["id"] + keys
         let cells = rows.map { row in ["p\(row.objectID.primaryKey)"] + row.values.map { cell($0) } }
@@ -33,9 +34,9 @@ enum RowFormatter {
             }
         }
         func render(_ line: [String]) -> String {
-            zip(line, widths).map { cell, width in
-                let text = cell.count > width ? String(cell.prefix(max(0, width - 1))) + "…" : cell
-                return text.padding(toLength: width, withPad: " ", startingAt: 0)
+            zip(line, widths).map { cell, column in
+                let text = width != nil && cell.count > column ? String(cell.prefix(max(0, column - 1))) + "…" : cell
+                return text.padded(to: column)
             }.joined(separator: "  ").trimmingTrailingSpaces()
         }
         return [render(header), render(widths.map { String(repeating: "-", count: $0) })] + cells.map(render)
@@ -53,7 +54,7 @@ enum RowFormatter {
             for (name, value) in zip(names, values) {
                 var text = value
                 if let width, nameWidth + 3 + text.count > width { text = String(text.prefix(max(1, width - nameWidth - 4))) + "…" }
-                lines.append("\(name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)) | \(text)".trimmingTrailingSpaces())
+                lines.append("\(name.padded(to: nameWidth)) | \(text)".trimmingTrailingSpaces())
             }
         }
         return lines
@@ -73,5 +74,11 @@ extension String {
         var s = self
         while s.last == " " { s.removeLast() }
         return s
+    }
+
+    /// The text with spaces after it up to `width` characters (never cut): Foundation's
+    /// `padding(toLength:)` counts UTF-16 units, and cuts text holding emoji.
+    func padded(to width: Int) -> String {
+        self + String(repeating: " ", count: max(0, width - count))
     }
 }
