@@ -168,6 +168,24 @@ enum CaptureInstaller {
     /// column in every trigger that names it, so each column's update trigger, `… AFTER UPDATE
     /// OF "name" ON …`, names it as it is now, and the key's trigger the key (of a rowid
     /// table). Columns whose trigger is gone keep their names.
+    /// The IDs of `tables` whose capture triggers are not all there (each table's insert and
+    /// delete triggers, and an entity's column triggers): another program dropped them, or
+    /// the table with them, since they were installed.
+    static func unwatched(_ tables: [CapturedTable], on db: Connection) throws -> Set<Int> {
+        let statement = try db.makeStatement("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB ?")
+        var ids: Set<Int> = []
+        for table in tables {
+            let prefix = "\(CaptureLog.triggerPrefix)\(table.id)_"
+            try statement.bind([.string(prefix + "*")])
+            var present: Set<String> = []
+            while try statement.step() { present.insert(String(statement.string(at: 0).dropFirst(prefix.count))) }
+            statement.reset()
+            let needed = ["i", "d"] + (table.kind == .entity ? table.columns.indices.map { "u\($0)" } : [])
+            if !needed.allSatisfy(present.contains) { ids.insert(table.id) }
+        }
+        return ids
+    }
+
     static func renamedColumns(of table: CapturedTable, on db: Connection) throws -> [String: String] {
         guard table.kind == .entity else { return [:] }
         let prefix = "\(CaptureLog.triggerPrefix)\(table.id)_"

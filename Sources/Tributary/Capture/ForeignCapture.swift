@@ -76,6 +76,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
                 try capture.makeLog(on: db)
                 capture.pageSize = try db.scalar("PRAGMA page_size")?.integerValue.map { Int($0) }
                 capture.tables = try CaptureInstaller.recorded(on: db, schema: schema)
+                capture.fold.unwatched = try CaptureInstaller.unwatched(capture.tables, on: db)
                 try capture.foldPending(on: db, recordingPosition: true)
                 capture.tables = try capture.check.run(on: db, schema: schema)
                 try db.execute("UPDATE _tributary_metadata SET value = '\(HistorySchema.formatVersion)' WHERE key = 'historyFormat'")
@@ -129,6 +130,7 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
             tables = try CaptureInstaller.recorded(on: db, schema: schema)
             try rememberLogSchema(on: db)
             try makeLog(on: db)
+            fold.unwatched = try CaptureInstaller.unwatched(tables, on: db)
         }
         try foldPending(on: db)
         if due { tables = try check.run(on: db, schema: schema) }

@@ -35,6 +35,11 @@ struct ForeignFold {
 
     let tables: [Int: CapturedTable]
     let schema: StoreSchema
+    /// The tables whose capture triggers were found gone before this fold (another program
+    /// dropped them, or the table, and made it again, as a migration tool's rebuild does):
+    /// their rows as they are now may hold writes no trigger logged, so the walk takes no
+    /// value from them (``FoldValue/gone``: "changed; value not recorded"), only from the log.
+    var unwatched: Set<Int> = []
     /// Join table name → (source entity, relationship, destination) seen from `src`, then from `dst`.
     private let joins: [String: (source: (String, String, String), destination: (String, String, String))]
 

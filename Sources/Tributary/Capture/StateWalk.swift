@@ -195,7 +195,20 @@ struct StateWalk {
                 values = read
             }
         }
+        if fold.unwatched.contains(table.id) { values = unwatchedState(values, of: table) }
         set(key, values)
         return values
+    }
+
+    /// A row of a table whose triggers were gone, as read now (`read`, nil when absent): its
+    /// rows may hold writes no trigger logged since, so the walk takes present, with its
+    /// declared key as it reads now and every other value unknown (``FoldValue/gone``).
+    private func unwatchedState(_ read: [AttributeValue]?, of table: CapturedTable) -> [AttributeValue] {
+        guard table.kind == .entity else { return [] }
+        let keys = Set(fold.schema.tables[table.name]?.entity.declaredKey ?? [])
+        return table.columns.indices.map { j in
+            guard let read, keys.contains(table.columns[j]), j < read.count else { return FoldValue.gone }
+            return read[j]
+        }
     }
 }

@@ -132,4 +132,30 @@ import TributaryTestSupport
             "gap: another program changed the columns of t (a renamed b; b renamed a): run tributary adopt again to bring the model in line",
         ])
     }
+
+    /// A migration tool's rebuild (make `new__t`, copy, drop `t`, rename) while no Tributary
+    /// process runs drops the capture triggers with the table, and a write after it is not
+    /// logged. Before the fix, the fold read the update logged before the rebuild against the
+    /// row as it is now and recorded the later write's value, `x → after`, which no logged
+    /// write made. Now such a table's rows now give no value (changed, value not recorded),
+    /// the logged old value still recorded where a later log row holds it, and the gap said.
+    @Test func writesBeforeAnotherProgramRebuildsTheTableTakeNoValueFromItsRowsNow() throws {
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT); INSERT INTO t VALUES (1, 'x');")
+        try ForeignWriter.shell(path, """
+            UPDATE t SET a = 'first' WHERE id = 1;
+            UPDATE t SET a = 'before' WHERE id = 1;
+            INSERT INTO t VALUES (2, 'two');
+            BEGIN; CREATE TABLE new__t (id INTEGER PRIMARY KEY, a TEXT); INSERT INTO new__t SELECT id, a FROM t; DROP TABLE t; ALTER TABLE new__t RENAME TO t; COMMIT;
+            UPDATE t SET a = 'after' WHERE id = 1;
+            """)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start)).map { change in
+            "\(change.changeType) t/\(change.changedObjectID.primaryKey) " + change.properties.map { property in
+                property.isValueExcluded ? "\(property.name): not recorded" : "\(property.name): \(property.before.map { "\($0)" } ?? "-") → \(property.after.map { "\($0)" } ?? "-")"
+            }.joined(separator: ", ")
+        }
+        #expect(changes == ["update t/1 a: x → first", "update t/1 a: not recorded", "insert t/2 a: not recorded"], "\(changes)")
+        let gaps = try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName == "capture gap" }.compactMap(\.contextName)
+        #expect(gaps.contains { $0.contains("writes by other programs to t since token") && $0.contains("may be missing") }, "\(gaps)")
+    }
 }
