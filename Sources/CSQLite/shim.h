@@ -26,16 +26,23 @@ static inline int tributary_read_file(sqlite3 *db, int journal, void *buffer, in
     return file->pMethods->xRead(file, buffer, amount, offset);
 }
 
-// The frames in the write-ahead log (mxFrame of the WAL index header), read from the
-// connection's own mapping of the -shm file: a hint, read without a lock.
-static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {
+// The first region of the connection's own mapping of the -shm file (the wal-index);
+// SQLITE_NOTFOUND when the database has none (not WAL, or exclusive locking mode).
+static inline int tributary_wal_index_region(sqlite3 *db, volatile void **region) {
     sqlite3_file *file = 0;
     int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
     if (rc != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return SQLITE_NOTFOUND;
-    volatile void *region = 0;
-    rc = file->pMethods->xShmMap(file, 0, 32768, 0, &region);
+    rc = file->pMethods->xShmMap(file, 0, 32768, 0, region);
     if (rc != SQLITE_OK) return rc;
-    if (region == 0) return SQLITE_NOTFOUND;
+    return *region == 0 ? SQLITE_NOTFOUND : SQLITE_OK;
+}
+
+// The frames in the write-ahead log (mxFrame of the WAL index header), read from the
+// connection's own mapping of the -shm file: a hint, read without a lock.
+static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {
+    volatile void *region = 0;
+    int rc = tributary_wal_index_region(db, &region);
+    if (rc != SQLITE_OK) return rc;
     *frames = *(const volatile unsigned int *)((const volatile unsigned char *)region + 16);
     return SQLITE_OK;
 }
@@ -45,13 +52,9 @@ static inline int tributary_wal_frames(sqlite3 *db, unsigned int *frames) {
 // the write lock, it is what every reader trusts: frames up to its mxFrame are committed.
 // SQLITE_NOTFOUND when the database has no shared wal-index (not WAL, or exclusive locking).
 static inline int tributary_wal_index_header(sqlite3 *db, unsigned char *header) {
-    sqlite3_file *file = 0;
-    int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
-    if (rc != SQLITE_OK || file == 0 || file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return SQLITE_NOTFOUND;
     volatile void *region = 0;
-    rc = file->pMethods->xShmMap(file, 0, 32768, 0, &region);
+    int rc = tributary_wal_index_region(db, &region);
     if (rc != SQLITE_OK) return rc;
-    if (region == 0) return SQLITE_NOTFOUND;
     for (int i = 0; i < 48; i++) header[i] = ((const volatile unsigned char *)region)[i];
     return SQLITE_OK;
 }

@@ -50,21 +50,30 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%tributary%';").stdout == "0\n")
     }
 
+    static let usersSchema = "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);"
+
+    /// The stream of an adopted source where another program made a table `tags` after a
+    /// user's row (adopted again), then wrote a tag; its directory.
+    func streamOfATableMadeLater() throws -> String {
+        let source = scratch.path("source.db"), stream = scratch.path("tables-stream")
+        #expect(try CLI.sqlite3(source, Self.usersSchema).status == 0)
+        #expect(try CLI.run(["adopt", source]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO users (name) VALUES ('ann'); CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
+        #expect(try CLI.run(["adopt", source]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO tags (label) VALUES ('red');").status == 0)
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        return stream
+    }
+
     /// A table another program makes in the source reaches an adopted replica as a model
     /// change that Tributary cannot make there (it never changes an adopted database's
     /// tables): the replay stops at it with one line saying what to do, and once the table is
     /// made and adopted in the replica, `--resume` brings the rest, the new table's rows too.
     @Test func aTableAnotherProgramMakesStopsTheReplayIntoAnAdoptedReplicaUntilItIsMadeThere() throws {
-        let schema = "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);"
-        let source = scratch.path("source.db"), replica = scratch.path("replica.db"), stream = scratch.path("tables-stream")
-        for db in [source, replica] {
-            #expect(try CLI.sqlite3(db, schema).status == 0)
-            #expect(try CLI.run(["adopt", db]).status == 0)
-        }
-        #expect(try CLI.sqlite3(source, "INSERT INTO users (name) VALUES ('ann'); CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
-        #expect(try CLI.run(["adopt", source]).status == 0)
-        #expect(try CLI.sqlite3(source, "INSERT INTO tags (label) VALUES ('red');").status == 0)
-        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let replica = scratch.path("replica.db")
+        #expect(try CLI.sqlite3(replica, Self.usersSchema).status == 0)
+        #expect(try CLI.run(["adopt", replica]).status == 0)
+        let stream = try streamOfATableMadeLater()
         let stopped = try CLI.run(["replay", stream, "--into", replica])
         let error = stopped.stderrLines.filter { !$0.hasPrefix("warning:") }
         #expect(stopped.status != 0 && error.count == 1 && error[0].contains("added entity tags") && error[0].contains("needs the replica's tables changed")
@@ -80,13 +89,8 @@ import TributaryTestSupport
     /// file it made, so its one line says how to make the replica through the transaction
     /// before the change; doing what it says brings every row.
     @Test func aReplayIntoANewFileThatMeetsSuchAChangeSaysHowToMakeTheReplicaFirst() throws {
-        let source = scratch.path("source.db"), replica = scratch.path("new-replica.db"), stream = scratch.path("new-stream")
-        #expect(try CLI.sqlite3(source, "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);").status == 0)
-        #expect(try CLI.run(["adopt", source]).status == 0)
-        #expect(try CLI.sqlite3(source, "INSERT INTO users (name) VALUES ('ann'); CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);").status == 0)
-        #expect(try CLI.run(["adopt", source]).status == 0)
-        #expect(try CLI.sqlite3(source, "INSERT INTO tags (label) VALUES ('red');").status == 0)
-        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let replica = scratch.path("new-replica.db")
+        let stream = try streamOfATableMadeLater()
         let stopped = try CLI.run(["replay", stream, "--into", replica])
         let error = stopped.stderrLines.filter { !$0.hasPrefix("warning:") }
         #expect(stopped.status != 0 && error.count == 1 && !FileManager.default.fileExists(atPath: replica), "\(stopped.stderr)")

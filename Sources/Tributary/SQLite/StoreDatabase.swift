@@ -16,7 +16,10 @@ final class StoreDatabase: Sendable {
     /// What each connection runs once the store's model is known.
     private let temporarySchema = TemporarySchema()
 
-    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment()) throws {
+    /// The connections of the database at `path`. A file is put in WAL mode when `usesWAL`
+    /// says so (a file that is not to be a store is left as it is).
+    init(path: String, isInMemory: Bool, readOnly: Bool, poolSize: Int, busyTimeout: TimeInterval, sqlDebug: SQLDebugLog = .fromEnvironment(),
+         usesWAL: (Connection) throws -> Bool = { _ in true }) throws {
         self.path = path
         self.isInMemory = isInMemory
         self.isReadOnly = readOnly
@@ -27,7 +30,7 @@ final class StoreDatabase: Sendable {
         } else {
             do {
                 let connection = try Connection(path: path, options: options)
-                try Self.configure(connection, isInMemory: isInMemory, busyTimeout: busyTimeout)
+                try Self.configure(connection, isInMemory: isInMemory, busyTimeout: busyTimeout, usesWAL: usesWAL)
                 writer = connection
             } catch let error as SQLiteError {
                 throw StoreDatabase.translate(error, path: path, timeout: busyTimeout)
@@ -42,13 +45,11 @@ final class StoreDatabase: Sendable {
         }
     }
 
-    private static func configure(_ connection: Connection, isInMemory: Bool, busyTimeout: TimeInterval) throws {
+    private static func configure(_ connection: Connection, isInMemory: Bool, busyTimeout: TimeInterval, usesWAL: (Connection) throws -> Bool) throws {
         do {
             // Reading the schema fails at once on a file that is not a database.
             try connection.execute("SELECT count(*) FROM sqlite_master")
-            // A database with tables but none of Tributary's is refused once its metadata is
-            // read (not a store): its journal mode stays as it is.
-            if !isInMemory, try connection.scalar(Self.storeOrEmptySQL)?.integerValue == 1 {
+            if !isInMemory, try usesWAL(connection) {
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try connection.execute("PRAGMA synchronous = NORMAL")
             }
@@ -59,9 +60,6 @@ final class StoreDatabase: Sendable {
             throw StoreDatabase.translate(error, path: connection.path, timeout: busyTimeout)
         }
     }
-
-    /// Whether the database is a store, or has no table yet (a store to make).
-    private static let storeOrEmptySQL = "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table') OR EXISTS (SELECT 1 FROM sqlite_master WHERE name = '\(StoreMetadata.table)')"
 
     /// Runs `body` in an immediate write transaction on the writer, with every participant
     /// taking its part (``WriteParticipant``): what they keep of the transaction (its history)

@@ -163,7 +163,8 @@ public final class PersistentStore: Sendable {
     /// released when this returns or throws.
     private static func load(_ description: PersistentStoreDescription, model: ManagedObjectModel?, path: String, inMemory: Bool) throws -> PersistentStore {
         let database = try StoreDatabase(path: path, isInMemory: inMemory, readOnly: description.isReadOnly,
-                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug)
+                                         poolSize: description.connectionPoolMaxSize, busyTimeout: description.busyTimeout, sqlDebug: description.sqlDebug,
+                                         usesWAL: StoreMetadata.canBeStore)
         let place = inMemory ? description.url.path : path
         var parts = WriteParts()
         do {

@@ -34,6 +34,12 @@ enum StoreMetadata {
         try db.hasTable(table)
     }
 
+    /// Whether the database is a store or can be made one (it has no table yet): another
+    /// is refused once its metadata is read, and its journal mode is left as it is.
+    static func canBeStore(on db: Connection) throws -> Bool {
+        try exists(on: db) || isEmpty(on: db)
+    }
+
     private static func isEmpty(on db: Connection) throws -> Bool {
         try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")?.integerValue ?? 0 == 0
     }
