@@ -51,6 +51,47 @@ enum CaptureBenchmarks {
         ]
     }
 
+    /// Where `capture_foreign_insert_batch`'s cost lies, for the record: the same foreign
+    /// inserts into the capture store with its `BEFORE INSERT` probe (which logs the rows an
+    /// `INSERT OR REPLACE` removes) dropped, so only the insert's log trigger runs, and with
+    /// the probe replaced by one whose `WHEN` is constant false (what any `BEFORE INSERT`
+    /// trigger costs before it looks at a row); each against the store without capture.
+    static func insertFloor() throws -> [Measurement] {
+        let rows = Workload.rows
+        func side(capture: Bool, probe: String?) -> () throws -> Double {
+            {
+                try Harness.withDirectory { dir in
+                    let path = dir.appendingPathComponent("p.sqlite").path
+                    try store(path, capture: capture)
+                    if capture {
+                        let raw = RawSQLite(path: path)
+                        raw.exec(#"DROP TRIGGER "_tributary_capture_\#(postTableID(path))_r""#)
+                        if let probe { raw.exec(#"CREATE TRIGGER "floor_probe" BEFORE INSERT ON "Post" WHEN \#(probe) BEGIN SELECT 1; END"#) }
+                    }
+                    return RawSQLite.insertPosts(at: path, rows: rows, createSchema: false)
+                }
+            }
+        }
+        let times = try Harness.interleaved(rounds: 5, [side(capture: false, probe: nil), side(capture: true, probe: nil), side(capture: true, probe: "0")])
+        let common: [(String, Any)] = [("statistic", "best of 5, interleaved"), ("rows", rows), ("batch", Workload.batch),
+                                       ("writer", "SQLite C API, no Tributary in the writing connection"), ("note", "informational: no goal (>= 0, as for the diagnostics)")]
+        return [
+            Measurement(name: "diagnostic_capture_insert_log_only", value: times[1] / times[0], unit: "ratio", goal: ">= 0",
+                        details: [("off_s", times[0]), ("on_s", times[1]), ("capture", "the insert's log trigger only (the REPLACE probe dropped)")] + common),
+            Measurement(name: "diagnostic_capture_insert_empty_probe", value: times[2] / times[0], unit: "ratio", goal: ">= 0",
+                        details: [("off_s", times[0]), ("on_s", times[2]), ("capture", "the insert's log trigger and a BEFORE INSERT trigger WHEN 0")] + common),
+        ]
+    }
+
+    /// The capture ID of the `Post` table in the store at `path` (its triggers' names carry it).
+    private static func postTableID(_ path: String) -> String {
+        let raw = RawSQLite(path: path)
+        let statement = raw.prepare(#"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'Post' AND name LIKE '\_tributary\_capture\_%\_r' ESCAPE '\'"#)
+        defer { sqlite3_finalize(statement) }
+        precondition(sqlite3_step(statement) == SQLITE_ROW, "the capture store has a REPLACE probe on Post")
+        return String(String(cString: sqlite3_column_text(statement, 0)).dropFirst("_tributary_capture_".count).dropLast(2))
+    }
+
     /// What capture costs on an adopted `WITHOUT ROWID` table (each insert also numbers its
     /// key in `_tributary_keys_<table>`), beside the same table with a rowid and a text key:
     /// capture on (adopted) against off (not adopted), each side in a fresh database.

@@ -19,6 +19,7 @@ let registry: [(names: [String], run: () throws -> [Measurement])] = [
     (["object_timeline_ms"], AuditBenchmarks.objectTimeline),
     (["capture_foreign_insert_batch", "capture_foreign_update_batch", "capture_foreign_single"], CaptureBenchmarks.foreign),
     (["capture_fold_lag_p99_ms", "capture_fold_catch_up_ms"], CaptureLagBenchmarks.lag),
+    (["diagnostic_capture_insert_log_only", "diagnostic_capture_insert_empty_probe"], CaptureBenchmarks.insertFloor),
     (["capture_foreign_bytes_per_change_ratio"], CaptureBenchmarks.bytesPerChange),
     (["capture_without_rowid_insert_batch", "capture_text_key_insert_batch", "own_without_rowid_insert_batch"], CaptureBenchmarks.withoutRowid),
     (["history_fetch_vs_scan", "history_bytes_per_change", "prune_writer_max_wait_ms"], HistoryBenchmarks.fetchAndPrune),
