@@ -20,7 +20,7 @@ package struct CommitWaiter {
 
     /// Waits until the store's history has a commit after `token`, and returns its new
     /// head, or a head before `token` at once: the store was replaced by an older copy, which
-    /// the caller's next read (``HistoryFollower/head(after:)``) says, rather than wait for it
+    /// the caller's next read (``HistoryFollower/head(after:deliveredBy:)``) says, rather than wait for it
     /// to number transactions past `token` and skip those before. Throws `CancellationError`
     /// once the task is cancelled.
     package mutating func waitForCommit(after token: PersistentHistoryToken) async throws -> PersistentHistoryToken {

@@ -74,7 +74,7 @@ public protocol Sink: AnyObject {
     func deliverGap(_ record: CaptureGapRecord) async throws
     /// The newest point of the source's history chain among the records the sink holds
     /// durably: the token of a transaction it holds whole and that transaction's chain hash
-    /// (the ``StreamRecord/chainHash`` of its last record), as ``open(_:)`` found it; nil when
+    /// (the `StreamRecord.chainHash` of its last record), as ``open(_:)`` found it; nil when
     /// it holds none. The runner checks that the store still holds that hash there: a store
     /// put back from an older copy hands the sink's tokens out again, to other transactions,
     /// which the sink would skip as delivered. By default a sink keeps none.

@@ -3,7 +3,7 @@ import Tributary
 
 /// A stream directory written through `SegmentWriter` and `StreamManifest`, as
 /// `tributary export` writes it, for the segments sink and the dead letters: lines go into
-/// the open segment, ``commit(completeThrough:)`` closes it and saves the manifest, and the
+/// the open segment, ``commit(completeThrough:chain:)`` closes it and saves the manifest, and the
 /// manifest's last position is the durable position (later appends at or before it are skipped).
 ///
 /// ```swift
