@@ -87,7 +87,7 @@ public final class NATSReplicator {
             }
             coordinator = PersistentStoreCoordinator(managedObjectModel: first)
         }
-        try coordinator.addPersistentStore(with: PersistentStoreDescription(url: targetURL))
+        try coordinator.addPersistentStore(with: StreamReplayer.targetDescription(targetURL))
         target = coordinator
         guard let store = coordinator.persistentStores.first else { throw TributaryError(.noStore, "the replica has no store", location: targetURL.path) }
         self.model = store.model

@@ -162,11 +162,11 @@ public final class PersistentStoreDescription: @unchecked Sendable, Equatable, C
     /// as every other program's writes do. On by default: while the database has such a
     /// trigger, each write transaction runs with the stored triggers on and the pre-update
     /// hook paused, and folds what the capture triggers logged into its own history before it
-    /// commits (one transaction, under its own author, at the capture triggers' cost). A
-    /// replay runs them too, so that what they keep and Tributary does not capture (a
-    /// full-text index) follows in a replica; what they write to captured tables comes again
-    /// from the stream, under the same keys, and replaces it. Off, Tributary writes the rows
-    /// alone, as before, at no trigger cost.
+    /// commits (one transaction, under its own author, at the capture triggers' cost). Off,
+    /// Tributary writes the rows alone, at no trigger cost: a replay writes its target so,
+    /// since the stream carries what the source's triggers wrote to captured tables already
+    /// (run again, they would write it twice, under other keys); what they keep outside
+    /// capture in a replica (a full-text index) is rebuilt there.
     ///
     /// ```swift
     /// description.runsDatabaseTriggers = false

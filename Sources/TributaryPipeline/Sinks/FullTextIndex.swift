@@ -69,6 +69,11 @@ public final class FullTextIndex {
         options.create = create
         do {
             connection = try Connection(path: path, options: options)
+            // A database that is not an index (it has tables, none of them the index's) is
+            // refused as it is: its journal mode and tables are left alone.
+            let foreign = try connection.scalar("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table') AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'tributary_fts')")
+            if foreign?.integerValue == 1 { throw Self.otherVersion("it has tables, none of them an index's", path: path) }
+            if !create, try connection.scalar("SELECT count(*) FROM sqlite_master")?.integerValue == 0 { throw Self.otherVersion("it is empty", path: path) }
             try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
             if create {
                 let fields = (0..<Self.columns).map { "f\($0)" }.joined(separator: ", ")

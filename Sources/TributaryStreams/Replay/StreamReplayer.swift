@@ -84,13 +84,22 @@ public struct StreamReplayer {
     public func openTarget(at url: URL) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         do {
-            try coordinator.addPersistentStore(with: PersistentStoreDescription(url: url))
+            try coordinator.addPersistentStore(with: Self.targetDescription(url))
         } catch let error as TributaryError where error.code == .incompatibleModel && FileManager.default.fileExists(atPath: url.path) {
             let own = PersistentStoreCoordinator()
-            try own.addPersistentStore(with: PersistentStoreDescription(url: url))
+            try own.addPersistentStore(with: Self.targetDescription(url))
             return own
         }
         return coordinator
+    }
+
+    /// How a replay opens its target: without running the target's own triggers. The stream
+    /// carries what the source's triggers wrote to captured tables already; run again, they
+    /// wrote it twice, under other keys (``PersistentStoreDescription/runsDatabaseTriggers``).
+    public static func targetDescription(_ url: URL) -> PersistentStoreDescription {
+        let description = PersistentStoreDescription(url: url)
+        description.runsDatabaseTriggers = false
+        return description
     }
 
     /// The file beside a target store that keeps the last position replayed into it.

@@ -141,7 +141,7 @@ struct SchemaInference {
         let keyNames = declared.map(\.name).joined(separator: ", ")
         if withoutRowid {
             notes.append("a WITHOUT ROWID table: its rows are numbered in \(KeyMap.prefix)\(table), numbers that VACUUM keeps and that follow a row whose key (\(keyNames)) changes; "
-                         + "every change names its row by \(keyNames) too; Tributary records other programs' writes to it but does not write it")
+                         + "every change names its row by \(keyNames) too; Tributary records every program's writes to it and writes it through its capture triggers")
             return rowid
         }
         let declaredKey = declared.isEmpty ? "no declared key" : "its key (\(keyNames)) is not an INTEGER PRIMARY KEY"
