@@ -95,7 +95,7 @@ public struct StreamReplayer {
 
     /// How a replay opens its target: without running the target's own triggers. The stream
     /// carries what the source's triggers wrote to captured tables already; run again, they
-    /// wrote it twice, under other keys (``PersistentStoreDescription/runsDatabaseTriggers``).
+    /// wrote it twice, under other keys (`PersistentStoreDescription.runsDatabaseTriggers`).
     public static func targetDescription(_ url: URL) -> PersistentStoreDescription {
         let description = PersistentStoreDescription(url: url)
         description.runsDatabaseTriggers = false
