@@ -16,6 +16,8 @@ import TributaryTestSupport
 @Suite(.serialized, .tags(.servers)) struct SoakTests {
     @Test(.enabled(if: Soak.isRequested, "set TRIBUTARY_SOAK_SECONDS (make test: 60, make soak: 600)"), .timeLimit(.minutes(45)))
     func writersFollowersAndAPipelineUnderKillsDeliverEveryTransactionOnce() throws {
+        let watchdog = SoakWatchdog(limit: .seconds(Soak.seconds + 900))
+        defer { watchdog.cancel() }
         let soak = try Soak(seconds: Soak.seconds)
         defer { soak.stop() }
         let stall = try soak.run()

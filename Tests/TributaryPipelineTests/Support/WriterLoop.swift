@@ -22,6 +22,8 @@ final class WriterLoop: @unchecked Sendable {   // every mutable field is behind
     private let lock = NSLock()
     private var process: Process?
     private var stopping = false
+    /// Whether ``stop(terminating:timeout:)`` ends the running command with SIGTERM.
+    private var terminatingOnStop = false
     private var counts = Tally()
     private let finished = DispatchSemaphore(value: 0)
 
@@ -66,11 +68,21 @@ final class WriterLoop: @unchecked Sendable {   // every mutable field is behind
     }
 
     /// Lets the running command finish (SIGTERM for one that runs until stopped), starts no
-    /// other, and waits for the thread.
-    func stop(terminating: Bool) {
-        let process = lock.withLock { stopping = true; return self.process }
-        if terminating, let process, process.isRunning { Foundation.kill(process.processIdentifier, SIGTERM) }
-        finished.wait()
+    /// other, and waits for the thread. SIGTERM goes again every second: the command may be
+    /// starting (not yet the running one, or before its handler is set, which loses the
+    /// signal). One that has not finished in `timeout` is killed and counted as a failure.
+    func stop(terminating: Bool, timeout: Duration = .seconds(120)) {
+        lock.withLock { stopping = true; terminatingOnStop = terminating }
+        let deadline = ContinuousClock.now + timeout
+        while finished.wait(timeout: .now() + 1) == .timedOut {
+            guard let process = lock.withLock({ self.process }), process.isRunning else { continue }
+            if ContinuousClock.now >= deadline {
+                lock.withLock { counts.failures.append("\(name): its command did not finish within \(timeout) of the stop; killed") }
+                Foundation.kill(process.processIdentifier, SIGKILL)
+            } else if terminating {
+                Foundation.kill(process.processIdentifier, SIGTERM)
+            }
+        }
     }
 
     /// Records the running command's resident memory in the peak.
@@ -100,6 +112,8 @@ final class WriterLoop: @unchecked Sendable {   // every mutable field is behind
             counts.busy += text.split(separator: "\n").filter { $0.lowercased().contains("busy") || $0.lowercased().contains("locked") }.map { "\(name): \($0)" }
             if started.terminationReason == .uncaughtSignal && started.terminationStatus == SIGKILL {
                 counts.killed += 1
+            } else if started.terminationReason == .uncaughtSignal && started.terminationStatus == SIGTERM && terminatingOnStop {
+                // Stopped before it set its handler.
             } else if started.terminationStatus != 0 {
                 counts.failures.append("\(name) round \(round) exited \(started.terminationStatus): \(text.suffix(500))")
             }
