@@ -74,7 +74,7 @@ final class WriterLoop: @unchecked Sendable {   // every mutable field is behind
     func stop(terminating: Bool, timeout: Duration = .seconds(120)) {
         lock.withLock { stopping = true; terminatingOnStop = terminating }
         let deadline = ContinuousClock.now + timeout
-        while finished.wait(timeout: .now() + 1) == .timedOut {
+        repeat {
             guard let process = lock.withLock({ self.process }), process.isRunning else { continue }
             if ContinuousClock.now >= deadline {
                 lock.withLock { counts.failures.append("\(name): its command did not finish within \(timeout) of the stop; killed") }
@@ -82,7 +82,7 @@ final class WriterLoop: @unchecked Sendable {   // every mutable field is behind
             } else if terminating {
                 Foundation.kill(process.processIdentifier, SIGTERM)
             }
-        }
+        } while finished.wait(timeout: .now() + 1) == .timedOut
     }
 
     /// Records the running command's resident memory in the peak.
