@@ -105,6 +105,31 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, "SELECT name FROM users; SELECT label FROM tags;").stdout == "ann\nred\n")
     }
 
+    /// `import` says how many rows the database's own trigger skipped (`RAISE(IGNORE)`),
+    /// where it counted them as updated.
+    @Test func importSaysWhatTheDatabasesTriggersSkipped() throws {
+        let db = scratch.path("skip.db")
+        #expect(try CLI.sqlite3(db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); CREATE TRIGGER notes_skip BEFORE INSERT ON notes WHEN NEW.text = 'spam' BEGIN SELECT RAISE(IGNORE); END;").status == 0)
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        let imported = try CLI.run(["import", db, "--entity", "notes"], stdin: #"{"text":"a"}"# + "\n" + #"{"text":"spam"}"# + "\n")
+        #expect(imported.status == 0 && imported.stdout.contains("imported 1 notes row (1 inserted, 0 updated, 1 skipped by the database's own triggers)"), "\(imported.stdout) \(imported.stderr)")
+    }
+
+    /// An insert whose values history has only in part (another program dropped a column's
+    /// capture trigger, then inserted and updated the row) says which it does not have, where
+    /// it printed the others as if they were all.
+    @Test func anInsertWithValuesNotRecordedSaysWhich() throws {
+        let db = scratch.path("partial.db")
+        #expect(try CLI.sqlite3(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score INT);").status == 0)
+        #expect(try CLI.run(["adopt", db]).status == 0)
+        let trigger = try CLI.sqlite3(db, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 't' AND name LIKE '%\\_u1' ESCAPE '\\';").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!trigger.isEmpty)
+        #expect(try CLI.sqlite3(db, "DROP TRIGGER \"\(trigger)\"; INSERT INTO t VALUES (2, 'b', 6); UPDATE t SET name = 'c' WHERE id = 2;").status == 0)
+        let history = try CLI.run(["history", db])
+        #expect(history.stdout.contains(#"+ insert t/p2  name="b"  (values not recorded: score)"#), "\(history.stdout) \(history.stderr)")
+    }
+
     /// `tributary update` on an adopted database runs its own triggers (its audit trigger
     /// writes a row, recorded with the update; its full-text index follows). A replay into an
     /// adopted replica with the same triggers does not run them: the stream carries the audit

@@ -219,6 +219,12 @@ struct BatchInserter {
         }
         statement.rewind()
         let insertedKey = db.lastInsertRowID
+        // Neither inserted nor updated: a trigger of the database's own skipped it (RAISE(IGNORE)).
+        // A split upsert's DO NOTHING changes nothing either; its update below finds the row, or none.
+        if insertedKey == 0, !splitsUpsert, db.changes == 0 {
+            result.ignored += 1
+            return
+        }
         result.count += 1
         if insertedKey != 0 {
             result.inserted += 1
@@ -238,7 +244,13 @@ struct BatchInserter {
             let setsOneToOne = oneToOneColumns.contains { mask & (1 << UInt64($0.index)) != 0 }
             let relinks = setsLinksOnUpdate && !links.isEmpty
             let key = splitsUpsert || resultType == .objectIDs || relinks || setsOneToOne ? try matchedKey(values, on: db) : 0
-            if splitsUpsert { try update(key, mask: mask, values: values, row: row, on: db) }
+            if splitsUpsert {
+                guard key != 0 else {
+                    (result.count, result.updated, result.ignored) = (result.count - 1, result.updated - 1, result.ignored + 1)
+                    return
+                }
+                try update(key, mask: mask, values: values, row: row, on: db)
+            }
             if setsOneToOne { try detachOtherOwners(of: key, mask: mask, values: values, on: db) }
             if relinks {
                 // Links the row had and is not given go.
@@ -410,6 +422,10 @@ struct BatchInserter {
             throw UniqueViolation.translate(error, table: table, place: validator.place(row))
         }
         statement.rewind()
+        if updated == 0, db.changes == 0 {
+            result.ignored += 1   // a trigger of the database's own skipped it (RAISE(IGNORE))
+            return
+        }
         result.count += 1
         if updated != 0 { result.updated += 1 } else { result.inserted += 1 }
         guard let object = updated != 0 ? updated : try map.number(of: key, on: db) else {

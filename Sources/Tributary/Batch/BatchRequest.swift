@@ -23,6 +23,9 @@ public struct BatchResult: Sendable, Equatable {
     public var updated: Int
     /// Rows deleted, cascades included (batch delete).
     public var deleted: Int
+    /// Rows a batch insert gave that were neither inserted nor updated: a trigger of an
+    /// adopted database's own skipped them (`RAISE(IGNORE)`). Not in ``count``.
+    public var ignored: Int
     /// The IDs of the rows written, when the result type asked for them.
     public var objectIDs: [ObjectID]
 
@@ -31,11 +34,12 @@ public struct BatchResult: Sendable, Equatable {
     /// ```swift
     /// let result = BatchResult(count: 2, inserted: 2, objectIDs: ids)
     /// ```
-    public init(count: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, objectIDs: [ObjectID] = []) {
+    public init(count: Int = 0, inserted: Int = 0, updated: Int = 0, deleted: Int = 0, ignored: Int = 0, objectIDs: [ObjectID] = []) {
         self.count = count
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.ignored = ignored
         self.objectIDs = objectIDs
     }
 }

@@ -50,6 +50,7 @@ extension PersistentStoreCoordinator {
                     total.count += part.count
                     total.inserted += part.inserted
                     total.updated += part.updated
+                    total.ignored += part.ignored
                     total.objectIDs += part.objectIDs
                     chunk.removeAll(keepingCapacity: true)
                 }

@@ -76,6 +76,7 @@ struct NDJSONImportBatch {
         result.count += written.count
         result.inserted += written.inserted
         result.updated += written.updated
+        result.ignored += written.ignored
     }
 
     /// The inserter's error placed at its line of the file: "Post object N" is the batch's

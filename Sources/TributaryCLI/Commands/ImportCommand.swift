@@ -52,7 +52,8 @@ struct ImportCommand: AsyncParsableCommand {
             result = try importer.importFile(at: URL(fileURLWithPath: file), displayName: file, progress: progress)
         }
         line.finish()
-        let counts = "(\(result.inserted) inserted, \(result.updated) updated)"
+        let ignored = result.ignored > 0 ? ", \(result.ignored) skipped by the database's own triggers" : ""
+        let counts = "(\(result.inserted) inserted, \(result.updated) updated\(ignored))"
         if dryRun {
             Console.print("would import \(Plural.counted(result.count, "\(entity) row")) \(counts) (dry run; nothing written)")
         } else {

@@ -73,4 +73,32 @@ import TributaryTestSupport
         let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start))
         #expect(changes.map { "\($0.changeType) \($0.entityName)" } == ["update docs"])
     }
+
+    /// A row the database's own trigger skips (`RAISE(IGNORE)`) is counted as ignored, not
+    /// as updated (an insert that changes nothing left `last_insert_rowid` at 0, the mark of
+    /// an upsert's update), and leaves no history; in a `WITHOUT ROWID` table it failed the
+    /// batch (its row had no number), and through a split upsert it counted as updated.
+    @Test func aRowTheDatabasesTriggerSkipsIsCountedAsIgnored() throws {
+        let schema = """
+            CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);
+            CREATE TRIGGER notes_skip BEFORE INSERT ON notes WHEN NEW.text = 'spam' BEGIN SELECT RAISE(IGNORE); END;
+            CREATE TABLE tags (name TEXT PRIMARY KEY, color TEXT) WITHOUT ROWID;
+            CREATE TRIGGER tags_skip BEFORE INSERT ON tags WHEN NEW.color = 'spam' BEGIN SELECT RAISE(IGNORE); END;
+            CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);
+            CREATE TRIGGER users_skip BEFORE INSERT ON users WHEN NEW.name = 'spam' BEGIN SELECT RAISE(IGNORE); END;
+            CREATE TRIGGER users_touch AFTER UPDATE ON users BEGIN SELECT 1; END;
+            """
+        let (coordinator, start) = try Fixtures.adopted(path, schema: schema)
+        let batches: [(String, [[String: AttributeValue]])] = [
+            ("notes", [["text": .string("a")], ["text": .string("spam")], ["text": .string("b")]]),
+            ("tags", [["name": .string("red"), "color": .string("#f00")], ["name": .string("junk"), "color": .string("spam")]]),
+            ("users", [["email": .string("a@x"), "name": .string("A")], ["email": .string("s@x"), "name": .string("spam")]]),
+        ]
+        for (entity, objects) in batches {
+            let result = try coordinator.execute(BatchInsertRequest(entityName: entity, objects: objects))
+            #expect(result.inserted == objects.count - 1 && result.updated == 0 && result.ignored == 1 && result.count == objects.count - 1, "\(entity): \(result)")
+        }
+        let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start))
+        #expect(changes.map { "\($0.changeType) \($0.entityName)" } == ["insert notes", "insert notes", "insert tags", "insert users"])
+    }
 }
