@@ -253,6 +253,9 @@ import Tributary
         }
         #expect(try ReplayChange.convert(.string("Infinity"), to: .double, name: "v") == .double(.infinity))
         #expect(try ReplayChange.convert(.string("-Infinity"), to: .double, name: "v") == .double(-.infinity))
+        // An infinity another program stored in an INTEGER column is named as one, not as text the source held.
+        let infinity = try #require(throws: TributaryError.self) { try ReplayChange.convert(.string("-Infinity"), to: .integer, name: "v") }
+        #expect(infinity.code == .typeMismatch && infinity.message == "'v': an infinity (-Infinity), which an attribute of type integer does not store", "\(infinity.message)")
         #expect(try ReplayChange.convert(.string("2024-05-01T00:00:00Z"), to: .date, name: "v") == .date(Date(timeIntervalSince1970: 1_714_521_600)))
     }
 }

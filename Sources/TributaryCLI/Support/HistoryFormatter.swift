@@ -23,7 +23,7 @@ enum HistoryFormatter {
             switch change.changeType {
             case .insert:
                 let values = change.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded }.map { "\($0.name)=\(show($0.after))" }
-                lines.append("  + insert \(object)\(moved("from", change.movedFrom))  \(values.joined(separator: "  "))")
+                lines.append("  + insert \(object)\(moved("from", change.movedFrom))  \(values.joined(separator: "  "))\(unrecorded(change))")
             case .update:
                 lines.append("  ~ update \(object)\(declaredKey(change.key))")
                 for property in change.properties {
@@ -39,13 +39,21 @@ enum HistoryFormatter {
                 }
             case .delete:
                 let values = change.properties.filter { !$0.isMembershipChange && !$0.isValueExcluded }.map { "\($0.name)=\(show($0.before))" }
-                lines.append("  - delete \(object)\(moved("to", change.movedTo))  \(values.joined(separator: "  "))")
+                lines.append("  - delete \(object)\(moved("to", change.movedTo))  \(values.joined(separator: "  "))\(unrecorded(change))")
             }
         }
         if shown < transaction.changes.count {
             lines.append("  … and \(Plural.counted(transaction.changes.count - shown, "more change"))")
         }
         return lines
+    }
+
+    /// `  (values not recorded: name, score)`: the properties of an insert or delete whose values
+    /// history does not have (another program's write folded after its table's capture
+    /// triggers were gone), empty when it has them all.
+    private static func unrecorded(_ change: PersistentHistoryChange) -> String {
+        let names = change.properties.filter { !$0.isMembershipChange && $0.isValueExcluded }.map(\.name)
+        return names.isEmpty ? "" : "  (values not recorded: \(names.joined(separator: ", ")))"
     }
 
     /// `  [email "ann@example.com"]`: the row's declared key an update names it by (its insert

@@ -235,6 +235,8 @@ public struct ReplayChange: Sendable {
         switch (type, text) {
         case (.double, "Infinity"): return .double(.infinity)
         case (.double, "-Infinity"): return .double(-.infinity)
+        case (.integer, "Infinity"), (.integer, "-Infinity"), (.bool, "Infinity"), (.bool, "-Infinity"):
+            throw TributaryError(.typeMismatch, "an infinity (\(text)), which an attribute of type \(type.rawValue) does not store", hint: foreignValueHint)
         case (.integer, _), (.double, _), (.bool, _):
             throw TributaryError(.typeMismatch, "the text \"\(text)\" is not a \(type.rawValue)", hint: foreignValueHint)
         default: return try AttributeValue.parse(text, as: type)
