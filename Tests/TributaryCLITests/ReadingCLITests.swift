@@ -169,4 +169,17 @@ import Testing
         let terminal = try CLI.runOnTerminal(["query", store, "--entity", "Post"], environment: ["COLUMNS": "200", "LINES": "100"])
         #expect(terminal.contains("😀😀😀abc"), "\(terminal)")
     }
+
+    /// Cells are padded by the columns a terminal gives them, where they were padded by
+    /// characters: a column holding Chinese or emoji (two columns each) ran into the next.
+    @Test func wideCharactersAndEmojiKeepTheColumnsAligned() throws {
+        let store = try makeStore()
+        let rows = [("e1", "日本語の題"), ("e2", "😀😀 ok"), ("e3", "plain")].map { #"{"externalID": "\#($0.0)", "title": "\#($0.1)", "content": "CONTENT", "createdAt": 1}"# }
+        try CLI.run(["import", store, "--entity", "Post", "-"], stdin: rows.joined(separator: "\n") + "\n")
+        let lines = try CLI.run(["query", store, "--entity", "Post"]).stdoutLines
+        for start in ["p1  日本語の題  CONTENT", "p2  😀😀 ok     CONTENT", "p3  plain       CONTENT"] {
+            #expect(lines.contains { $0.hasPrefix(start) }, "\(start): \(lines)")
+        }
+        #expect(lines.first?.hasPrefix("id  title       content") == true, "\(lines)")
+    }
 }

@@ -14,16 +14,16 @@ enum RowFormatter {
         return json.text
     }
 
-    /// A table with a header, columns padded to their widest cell (at most 40 characters:
+    /// A table with a header, columns padded to their widest cell (at most 40 columns:
     /// a longer cell runs past its column), narrowed to `width` when given (widest columns
     /// first, cut with an ellipsis); nil when the columns cannot fit in `width` even at a few
-    /// characters each. Cells are measured and padded in characters (`padded(to:)`).
+    /// columns each. Cells are measured and padded in terminal columns (`displayWidth`).
     static func table(_ rows: [FetchedRow], keys: [String], width: Int? = nil) -> [String]? {
         let header = ["id"] + keys
         let cells = rows.map { row in ["p\(row.objectID.primaryKey)"] + row.values.map { cell($0) } }
-        var widths = header.map(\.count)
+        var widths = header.map(\.displayWidth)
         for line in cells {
-            for (i, cell) in line.enumerated() { widths[i] = min(40, max(widths[i], cell.count)) }
+            for (i, cell) in line.enumerated() { widths[i] = min(40, max(widths[i], cell.displayWidth)) }
         }
         if let width {
             let gaps = 2 * (widths.count - 1)
@@ -35,7 +35,7 @@ enum RowFormatter {
         }
         func render(_ line: [String]) -> String {
             zip(line, widths).map { cell, column in
-                let text = width != nil && cell.count > column ? String(cell.prefix(max(0, column - 1))) + "…" : cell
+                let text = width != nil && cell.displayWidth > column ? cell.prefix(columns: max(0, column - 1)) + "…" : cell
                 return text.padded(to: column)
             }.joined(separator: "  ").trimmingTrailingSpaces()
         }
@@ -45,7 +45,7 @@ enum RowFormatter {
     /// One block per row, a line per property, as psql's expanded display (`\x`) prints them.
     static func vertical(_ rows: [FetchedRow], keys: [String], width: Int? = nil) -> [String] {
         let names = ["id"] + keys
-        let nameWidth = names.map(\.count).max() ?? 2
+        let nameWidth = names.map(\.displayWidth).max() ?? 2
         var lines: [String] = []
         for (number, row) in rows.enumerated() {
             let title = "-[ RECORD \(number + 1) ]"
@@ -53,7 +53,7 @@ enum RowFormatter {
             let values = ["p\(row.objectID.primaryKey)"] + row.values.map { cell($0) }
             for (name, value) in zip(names, values) {
                 var text = value
-                if let width, nameWidth + 3 + text.count > width { text = String(text.prefix(max(1, width - nameWidth - 4))) + "…" }
+                if let width, nameWidth + 3 + text.displayWidth > width { text = text.prefix(columns: max(1, width - nameWidth - 4)) + "…" }
                 lines.append("\(name.padded(to: nameWidth)) | \(text)".trimmingTrailingSpaces())
             }
         }
@@ -76,9 +76,4 @@ extension String {
         return s
     }
 
-    /// The text with spaces after it up to `width` characters (never cut): Foundation's
-    /// `padding(toLength:)` counts UTF-16 units, and cuts text holding emoji.
-    func padded(to width: Int) -> String {
-        self + String(repeating: " ", count: max(0, width - count))
-    }
 }
