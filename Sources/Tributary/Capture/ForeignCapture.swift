@@ -353,18 +353,23 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// Reads the log's commit frames not read yet into ``commits``. Each is read at the log's
     /// root under the schema it was made in (its page 1's cookie): today's, or the one this
     /// process saw at its last scan, which an uncommitted change of this transaction's own
-    /// does not replace (``rememberLogSchema(on:)``). A commit made under another schema is
-    /// not read (``WALScanner``: the next one read is not exact): the log's root page may
-    /// have been elsewhere then (another program ran `VACUUM`, or dropped a table of an
-    /// auto-vacuumed database), and the page at today's root held another table's rows.
+    /// does not replace (``rememberLogSchema(on:)``), or else the one that commit's own
+    /// schema pages give (``SchemaRoot``): the log's root page may have been elsewhere then
+    /// (another program ran `VACUUM`, or dropped a table of an auto-vacuumed database), and
+    /// the page at today's root held another table's rows. A commit whose schema pages do
+    /// not give it is not read (``WALScanner``: the next one read is not exact).
     private func scanCommits(on db: Connection) throws {
         try rememberLogSchema(on: db)
         let file = try filePage(db)
         let roots = Dictionary(logRoots, uniquingKeysWith: { _, newer in newer })
         var header = [UInt8](repeating: 0, count: 48)
         let index = header.withUnsafeMutableBufferPointer { tributary_wal_index_header(db.handle, $0.baseAddress) } == SQLITE_OK ? WALScanner.IndexHeader(header) : nil
+        var read: [UInt32: UInt32] = [:]   // roots read from commits' own schema pages, by cookie
         commits += scanner.scan(walReader(db), index: index) { page in
-            guard let first = page(1) ?? file(1), first.count >= 44, let root = roots[first.bigEndian32(40)] else { return nil }
+            guard let first = page(1) ?? file(1), first.count >= 44 else { return nil }
+            let cookie = first.bigEndian32(40)
+            guard let root = roots[cookie] ?? read[cookie] ?? SchemaRoot.rootPage(ofTable: CaptureLog.table, page: { page($0) ?? file($0) }) else { return nil }
+            read[cookie] = root
             return LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) })
         }
     }

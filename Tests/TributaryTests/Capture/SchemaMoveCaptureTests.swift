@@ -62,6 +62,36 @@ import TributaryTestSupport
                 == ["foreign 1", "foreign 2", "foreign 3"])
     }
 
+    /// Several schema changes by another program between two folds (a migration's `CREATE
+    /// INDEX`es between writes, while `tail` runs): a commit made under a schema this process
+    /// never saw was not read, since it knew the log's root page under its own schemas only,
+    /// and it was merged with the next one as "boundaries unknown". The root is now read from
+    /// that commit's own `sqlite_master` pages.
+    @Test func commitsBetweenSchemaChangesThisProcessDidNotSeeKeepTheirBoundaries() throws {
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);")
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        _ = try coordinator.fetchHistory(.fetchHistory(after: start))
+        try ForeignWriter.python(path, """
+            db.isolation_level = None
+            db.execute("INSERT INTO t VALUES (1, 'one')")
+            db.execute("CREATE INDEX t_a ON t (a)")
+            db.execute("INSERT INTO t VALUES (2, 'two')")
+            db.execute("INSERT INTO t VALUES (3, 'three')")
+            db.execute("CREATE TABLE other (x)")
+            db.execute("INSERT INTO t VALUES (4, 'four')")
+            db.execute("DROP INDEX t_a")
+            db.execute("INSERT INTO t VALUES (5, 'five')")
+            db.execute("DROP TABLE other")
+            db.execute("VACUUM")
+            db.execute("INSERT INTO t VALUES (6, 'six')")
+            db.execute("CREATE TABLE another (x)")
+            db.execute("INSERT INTO t VALUES (7, 'seven')")
+            """)
+        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName.hasPrefix("foreign") }
+        #expect(transactions.map { "\($0.processName) \($0.changes.map { String($0.changedObjectID.primaryKey) }.joined(separator: ","))" }
+                == (1...7).map { "foreign \($0)" })
+    }
+
     /// Makes the database with `schema`, adopts it and gives the token before the test's writes.
     func adopted(_ schema: String) throws -> PersistentHistoryToken {
         try ForeignWriter.shell(path, schema)
