@@ -196,10 +196,17 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
     /// left to fold, drops the pins, checkpoints when asked (a checkpoint then copies every
     /// frame into the database, another program's reader permitting), and pins again: on a
     /// log wholly copied, so the next writer starts it over. The transaction is rolled
-    /// back, so it writes no frame that would stop the restart.
+    /// back, so it writes no frame that would stop the restart. When another program holds
+    /// the write lock past the busy timeout, the pin held stays where it is (dropped, it let a
+    /// checkpoint copy frames not read yet and the log restart over them), and the next
+    /// upkeep tries again.
     private func repin(on db: Connection, checkpoint: Bool) {
         do {
             try db.execute("BEGIN IMMEDIATE")
+        } catch {
+            return
+        }
+        do {
             defer { try? db.execute("ROLLBACK") }
             let newest = try db.scalar("SELECT max(seq) FROM \(CaptureLog.table)")?.integerValue ?? 0
             guard newest <= (try CaptureState.read(on: db)).foldedSeq else { return }

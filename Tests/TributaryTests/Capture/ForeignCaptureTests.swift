@@ -463,3 +463,37 @@ extension ForeignCaptureTests {
                 "\(transactions.map { ($0.processName, $0.changes.count) })")
     }
 }
+
+extension ForeignCaptureTests {
+    /// Another program holding the write lock past the busy timeout while the holder's upkeep
+    /// tried to re-pin after a large transaction: the failed `BEGIN IMMEDIATE` dropped the pin
+    /// the holder had, a checkpoint then copied the frames not read yet and the log restarted
+    /// over them, and those transactions were merged as "boundaries unknown". The pin now stays
+    /// where it was until the upkeep gets the lock.
+    @Test func aWriterHoldingTheLockPastTheBusyTimeoutLeavesThePinAndTheBoundaries() throws {
+        let description = PersistentStoreDescription(url: path)
+        description.persistentHistoryTracking = true
+        description.busyTimeout = 0.3
+        let coordinator = try Fixtures.blogCoordinator(description)
+        let start = try coordinator.currentPersistentHistoryToken()
+        _ = try ForeignWriter.python(path, """
+            import time
+            db.executemany("INSERT INTO Tag (name, color) VALUES (?, ?)", [("big%d" % i, "x" * 1000) for i in range(4000)])
+            db.commit()
+            for i in range(3):
+                db.execute("INSERT INTO Tag (name) VALUES (?)", ("small%d" % i,))
+                db.commit()
+                time.sleep(0.5)
+            db.isolation_level = None
+            db.execute("BEGIN IMMEDIATE")
+            time.sleep(3)
+            db.execute("ROLLBACK")
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            db.execute("INSERT INTO Tag (name) VALUES ('last')")
+            """)
+        let transactions = try history(coordinator, after: start)
+        #expect(transactions.map { "\($0.processName) \($0.changes.count)" } == ["foreign 4000", "foreign 1", "foreign 1", "foreign 1", "foreign 1"],
+                "\(transactions.map { "\($0.processName) \($0.changes.count)" })")
+    }
+}
+
