@@ -67,8 +67,11 @@ import TributaryTestSupport
     /// never saw was not read, since it knew the log's root page under its own schemas only,
     /// and it was merged with the next one as "boundaries unknown". The root is now read from
     /// that commit's own `sqlite_master` pages.
-    @Test func commitsBetweenSchemaChangesThisProcessDidNotSeeKeepTheirBoundaries() throws {
-        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);")
+    @Test(arguments: [0, 60])
+    func commitsBetweenSchemaChangesThisProcessDidNotSeeKeepTheirBoundaries(otherTables: Int) throws {
+        // With other tables, sqlite_master spans pages under an interior root (its rows' SQL is long).
+        let others = (0..<otherTables).map { "CREATE TABLE pad\($0) (\((0..<20).map { "column_with_a_long_name_\($0) TEXT" }.joined(separator: ", ")));" }
+        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);" + others.joined())
         let coordinator = try Fixtures.adoptedCoordinator(path)
         _ = try coordinator.fetchHistory(.fetchHistory(after: start))
         try ForeignWriter.python(path, """
