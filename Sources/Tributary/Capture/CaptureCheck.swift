@@ -56,7 +56,9 @@ struct CaptureCheck {
         // A table renamed is said as such, not as one dropped and one made.
         let renamed = installed.renames.tables.filter { unreported.contains("-" + $0.key) && unreported.contains("+" + $0.value) }
         let added = unreported.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) }.filter { !renamed.values.contains($0) }
-        let dropped = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }.filter { renamed[$0] == nil }
+        let left = unreported.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }.filter { renamed[$0] == nil }
+        let hidden = left.filter(installed.hidden.contains)
+        let dropped = left.filter { !hidden.contains($0) }
         var parts: [String] = []
         if !renamed.isEmpty {
             let pairs = renamed.sorted { $0.key < $1.key }
@@ -65,9 +67,13 @@ struct CaptureCheck {
         }
         if !added.isEmpty { parts.append("another program made \(added.joined(separator: ", ")) after token \(since); writes to \(added.count == 1 ? "it" : "them") are not captured") }
         if !dropped.isEmpty { parts.append("another program dropped \(dropped.joined(separator: ", "))") }
+        for table in hidden {
+            parts.append("another program gave \(table) a column named as the rowid its rows are identified by, which hides it: "
+                         + "writes to \(table) since token \(since) may be missing or recorded under that column's values as keys, and are not captured")
+        }
         let changed = unreported.filter { $0.hasPrefix("~") }.map { String($0.dropFirst()) }
         if !changed.isEmpty { parts.append("another program changed the columns of \(changed.joined(separator: ", "))") }
-        try Self.recordGap(dropped + renamed.keys.sorted(), parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
+        try Self.recordGap(dropped + hidden + renamed.keys.sorted(), parts.joined(separator: "; ") + ": run tributary adopt again to bring the model in line", on: db)
         try recordDetectedSchemaChange(schema, installed.renames, options: options, on: db)
         let all = String(decoding: try JSONEncoder().encode((reported.union(fresh.map(\.1))).sorted()), as: UTF8.self)
         try StoreMetadata.write(on: db, [Self.reportedKey: all])

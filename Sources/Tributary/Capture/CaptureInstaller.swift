@@ -32,6 +32,9 @@ enum CaptureInstaller {
         /// Tables of an adopted database's model that another program dropped: left out
         /// until the database is adopted again.
         var missing: [String] = []
+        /// Those of `missing` still there, left out because another program gave them a
+        /// column named `rowid`, which hides the rowid that identifies their rows.
+        var hidden: [String] = []
         /// Tables of an adopted database whose columns another program changed, each with
         /// what changed (`t (v renamed vv; vv not captured)`, `t (w gone)`): captured by the columns both have.
         var changed: [String] = []
@@ -55,7 +58,7 @@ enum CaptureInstaller {
         // Renamed since: their triggers name them as they are now (SQLite renamed them there).
         let renames = schema.isAdopted ? try ForeignRenames.read(recorded, on: db) : ForeignRenames()
         var next = (known.values.map(\.id).max() ?? 0) + 1
-        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], changed: [String] = [], unprobed: [String] = []
+        var tables: [CapturedTable] = [], drifted: [String] = [], missing: [String] = [], hidden: [String] = [], changed: [String] = [], unprobed: [String] = []
         var changedKeys: [String: String] = [:]
         let existing = schema.isAdopted ? try tableNames(on: db) : []
         for var table in CapturedTable.all(in: schema) {
@@ -66,6 +69,10 @@ enum CaptureInstaller {
                 if let before = known[table.name], let key = renamed[table.keyColumns[0]] {
                     changed.append("\(table.name) (key \(table.keyColumns[0]) renamed \(key))")
                     tables.append(before)
+                    continue
+                }
+                if existing.contains(table.name), try rowidHidden(in: table, on: db) {
+                    (missing, hidden) = (missing + [table.name], hidden + [table.name])
                     continue
                 }
                 guard existing.contains(table.name), let (present, change) = try presentColumns(of: table, renamed: renamed, on: db) else {
@@ -107,7 +114,17 @@ enum CaptureInstaller {
             tables.append(table)
         }
         for gone in known.values where !tables.contains(where: { $0.name == gone.name }) { try dropTriggers(of: gone.id, on: db) }
-        return Installed(tables: tables, drifted: drifted, missing: missing, changed: changed, changedKeys: changedKeys, unprobed: unprobed, renames: renames)
+        return Installed(tables: tables, drifted: drifted, missing: missing, hidden: hidden, changed: changed, changedKeys: changedKeys, unprobed: unprobed, renames: renames)
+    }
+
+    /// Whether another program gave `table`, which has no declared key, a column named as
+    /// the rowid alias its key is read by (`rowid`): the column hides the rowid, and the
+    /// triggers would log its values as keys. Such a table leaves capture until adopted
+    /// again, which reads the rowid by another alias.
+    private static func rowidHidden(in table: CapturedTable, on db: Connection) throws -> Bool {
+        let key = table.keyColumns[0]
+        guard table.kind == .entity, RowidName.contains(key) else { return false }
+        return try db.scalar("SELECT count(*) FROM pragma_table_xinfo(?, 'main') WHERE lower(name) = lower(?)", [.string(table.name), .string(key)])?.integerValue ?? 0 > 0
     }
 
     /// An adopted table's capture narrowed to the columns it has now (another program may

@@ -191,4 +191,23 @@ import TributaryTestSupport
         let gaps = try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName == "capture gap" }.compactMap(\.contextName)
         #expect(gaps.contains { $0.contains("writes by other programs to t since token") && $0.contains("may be missing") }, "\(gaps)")
     }
+
+    /// A column named `rowid` that another program adds to a table without a declared key
+    /// hides the rowid its capture triggers read: they logged that column's values as keys,
+    /// and an update of a row where it is NULL was lost, with no gap said. The table now
+    /// leaves capture with a gap that says why, and adopting it again reads the rowid by
+    /// another alias (before, it took the old triggers for a renamed key and kept them).
+    @Test func aColumnNamedRowidLeavesTheTableOutOfCaptureUntilAdoptedAgain() throws {
+        let start = try adopted("CREATE TABLE t (name TEXT, score INT); INSERT INTO t VALUES ('a', 1);")
+        try ForeignWriter.shell(path, "ALTER TABLE t ADD COLUMN rowid INT; UPDATE t SET score = 5 WHERE name = 'a';")
+        let gaps = try Fixtures.adoptedCoordinator(path).fetchHistory(.fetchHistory(after: start)).filter { $0.processName == "capture gap" }.compactMap(\.contextName)
+        #expect(gaps.contains { $0.contains("another program gave t a column named as the rowid its rows are identified by") }, "\(gaps)")
+        try ForeignWriter.shell(path, "INSERT INTO t (name, score, rowid) VALUES ('b', 2, 99);")
+        let token = try Fixtures.adoptedCoordinator(path).currentPersistentHistoryToken()
+        _ = try PersistentStoreCoordinator.adoptDatabase(at: path)
+        try ForeignWriter.shell(path, "INSERT INTO t (name, score, rowid) VALUES ('c', 3, 77); UPDATE t SET score = 6 WHERE name = 'a';")
+        let after = try lines(Fixtures.adoptedCoordinator(path), after: token).filter { !$0.hasPrefix("gap: ") }
+        #expect(after == ["insert t/3 name: - → c, score: - → 3, rowid: - → 77", "update t/1 score: 5 → 6"], "\(after)")
+    }
 }
+
