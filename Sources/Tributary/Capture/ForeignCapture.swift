@@ -371,12 +371,12 @@ final class ForeignCapture: WriteParticipant, @unchecked Sendable {
         let roots = Dictionary(logRoots, uniquingKeysWith: { _, newer in newer })
         var header = [UInt8](repeating: 0, count: 48)
         let index = header.withUnsafeMutableBufferPointer { tributary_wal_index_header(db.handle, $0.baseAddress) } == SQLITE_OK ? WALScanner.IndexHeader(header) : nil
-        var read: [UInt32: UInt32] = [:]   // roots read from commits' own schema pages, by cookie
+        var read: [UInt32: UInt32?] = [:]   // roots read from commits' own schema pages (or not found), by cookie
         commits += scanner.scan(walReader(db), index: index) { page in
             guard let first = page(1) ?? file(1), first.count >= 44 else { return nil }
             let cookie = first.bigEndian32(40)
-            guard let root = roots[cookie] ?? read[cookie] ?? SchemaRoot.rootPage(ofTable: CaptureLog.table, page: { page($0) ?? file($0) }) else { return nil }
-            read[cookie] = root
+            if roots[cookie] == nil, read[cookie] == nil { read[cookie] = SchemaRoot.rootPage(ofTable: CaptureLog.table, page: { page($0) ?? file($0) }) }
+            guard let root = roots[cookie] ?? read[cookie] ?? nil else { return nil }
             return LogMaximum.largestRowID(root: root, page: { page($0) ?? file($0) })
         }
     }

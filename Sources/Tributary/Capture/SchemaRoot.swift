@@ -9,11 +9,14 @@ enum SchemaRoot {
     /// counts as not there).
     static func rootPage(ofTable name: String, page: (UInt32) -> [UInt8]?) -> UInt32? {
         let target = Array(name.utf8)
+        guard let first = page(1), first.count > 100 else { return nil }
+        let usable = first.count - Int(first[20])   // bytes reserved at the end of each page
+        guard usable >= 480 else { return nil }   // SQLite's least
         var pending: [UInt32] = [1]
-        var visited = 0
+        var visited: Set<UInt32> = []
         while let number = pending.popLast() {
-            visited += 1
-            guard visited <= 10_000, let bytes = page(number) else { return nil }
+            guard visited.insert(number).inserted else { continue }   // a damaged tree that points back
+            guard visited.count <= 10_000, pending.count <= 100_000, let bytes = page(number), bytes.count >= usable else { return nil }
             let header = number == 1 ? 100 : 0
             guard bytes.count >= header + 12 else { return nil }
             let cells = bytes.bigEndian16(header + 3)
@@ -29,7 +32,7 @@ enum SchemaRoot {
             case 0x0D:
                 guard bytes.count >= header + 8 + 2 * cells else { return nil }
                 for cell in 0..<cells {
-                    if let (cellName, root) = entry(bytes, at: bytes.bigEndian16(header + 8 + 2 * cell)), cellName.elementsEqual(target) { return root }
+                    if let (cellName, root) = entry(bytes, at: bytes.bigEndian16(header + 8 + 2 * cell), usable: usable), cellName.elementsEqual(target) { return root }
                 }
             default:
                 return nil
@@ -38,13 +41,14 @@ enum SchemaRoot {
         return nil
     }
 
-    /// The name (column 1) and root page (column 3) of the schema row whose cell starts at
-    /// `offset`; nil when its record does not have them on this page.
-    private static func entry(_ bytes: [UInt8], at offset: Int) -> (name: ArraySlice<UInt8>, root: UInt32)? {
+    /// The name (column 1) and root page (column 3) of the table (column 0 `table`) whose
+    /// schema row's cell starts at `offset`; nil when it is another object (an index, a
+    /// trigger of the same name) or its record does not have them on this page.
+    private static func entry(_ bytes: [UInt8], at offset: Int, usable: Int) -> (name: ArraySlice<UInt8>, root: UInt32)? {
         var offset = offset
         guard let payload = LogMaximum.varint(bytes, &offset), LogMaximum.varint(bytes, &offset) != nil else { return nil }
         let recordStart = offset
-        let end = min(bytes.count, recordStart + localSize(Int(clamping: payload), pageSize: bytes.count))
+        let end = min(usable, recordStart + localSize(Int(clamping: min(payload, UInt64(Int32.max))), usable: usable))
         guard let headerSize = LogMaximum.varint(bytes, &offset), headerSize < 1_000 else { return nil }
         let headerEnd = recordStart + Int(headerSize)
         var types: [UInt64] = []
@@ -54,21 +58,22 @@ enum SchemaRoot {
         var fields: [ArraySlice<UInt8>] = []
         for type in types {
             let size = contentSize(type)
-            guard value + size <= end else { return nil }
+            guard size <= end - value else { return nil }
             fields.append(bytes[value..<(value + size)])
             value += size
         }
-        guard types[1] >= 13, types[1] % 2 == 1, let root = integer(fields[3], type: types[3]) else { return nil }
-        return (fields[1], UInt32(truncatingIfNeeded: root))
+        guard types[1] >= 13, types[1] % 2 == 1, fields[0].elementsEqual("table".utf8),
+              let root = integer(fields[3], type: types[3]), root > 0, root <= UInt32.max else { return nil }
+        return (fields[1], UInt32(root))
     }
 
     /// The part of a table leaf cell's payload of `payload` bytes kept on its page (the rest
-    /// is on overflow pages), as SQLite's file format gives it (no reserved bytes).
-    private static func localSize(_ payload: Int, pageSize: Int) -> Int {
-        let maxLocal = pageSize - 35
+    /// is on overflow pages), as SQLite's file format gives it for `usable` bytes a page.
+    private static func localSize(_ payload: Int, usable: Int) -> Int {
+        let maxLocal = usable - 35
         guard payload > maxLocal else { return payload }
-        let minLocal = (pageSize - 12) * 32 / 255 - 23
-        let kept = minLocal + (payload - minLocal) % (pageSize - 4)
+        let minLocal = (usable - 12) * 32 / 255 - 23
+        let kept = minLocal + (payload - minLocal) % (usable - 4)
         return kept <= maxLocal ? kept : minLocal
     }
 
@@ -79,7 +84,7 @@ enum SchemaRoot {
         case 1, 2, 3, 4: Int(type)
         case 5: 6
         case 6, 7: 8
-        default: Int((type - 12) / 2)
+        default: Int(min((type - 12) / 2, UInt64(Int32.max)))
         }
     }
 
