@@ -220,8 +220,9 @@ struct BatchInserter {
         statement.rewind()
         let insertedKey = db.lastInsertRowID
         // Neither inserted nor updated: a trigger of the database's own skipped it (RAISE(IGNORE)).
-        // A split upsert's DO NOTHING changes nothing either; its update below finds the row, or none.
-        if insertedKey == 0, !splitsUpsert, db.changes == 0 {
+        // A split upsert's DO NOTHING changes nothing either; its update below finds the row, or
+        // none (a keyed insert's statement updates in itself).
+        if insertedKey == 0, !splitsUpsert || givenKey != nil, db.changes == 0 {
             result.ignored += 1
             return
         }
@@ -245,11 +246,10 @@ struct BatchInserter {
             let relinks = setsLinksOnUpdate && !links.isEmpty
             let key = splitsUpsert || resultType == .objectIDs || relinks || setsOneToOne ? try matchedKey(values, on: db) : 0
             if splitsUpsert {
-                guard key != 0 else {
+                guard key != 0, try update(key, mask: mask, values: values, row: row, on: db) else {
                     (result.count, result.updated, result.ignored) = (result.count - 1, result.updated - 1, result.ignored + 1)
                     return
                 }
-                try update(key, mask: mask, values: values, row: row, on: db)
             }
             if setsOneToOne { try detachOtherOwners(of: key, mask: mask, values: values, on: db) }
             if relinks {
@@ -280,8 +280,9 @@ struct BatchInserter {
         return (julianDay - 2_440_587.5) * 86_400.0
     }
 
-    /// The update half of a split upsert: the given values on the row that conflicted.
-    private mutating func update(_ key: Int64, mask: UInt64, values: [AttributeValue], row: Int, on db: Connection) throws {
+    /// The update half of a split upsert: the given values on the row that conflicted; false
+    /// when a trigger of the database's own skipped it (`RAISE(IGNORE)`).
+    private mutating func update(_ key: Int64, mask: UInt64, values: [AttributeValue], row: Int, on db: Connection) throws -> Bool {
         let given = columnNames.indices.filter { mask & (1 << UInt64($0)) != 0 }
         let statement: Statement
         if let cached = updateStatements[mask] {
@@ -299,6 +300,7 @@ struct BatchInserter {
             throw UniqueViolation.translate(error, table: table, place: validator.place(row))
         }
         statement.rewind()
+        return db.changes > 0
     }
 
     /// The insert of a row with its primary key given, updating the row holding that key and
@@ -422,7 +424,7 @@ struct BatchInserter {
             throw UniqueViolation.translate(error, table: table, place: validator.place(row))
         }
         statement.rewind()
-        if updated == 0, db.changes == 0 {
+        if db.changes == 0 {
             result.ignored += 1   // a trigger of the database's own skipped it (RAISE(IGNORE))
             return
         }

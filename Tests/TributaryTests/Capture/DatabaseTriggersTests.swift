@@ -87,6 +87,10 @@ import TributaryTestSupport
             CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);
             CREATE TRIGGER users_skip BEFORE INSERT ON users WHEN NEW.name = 'spam' BEGIN SELECT RAISE(IGNORE); END;
             CREATE TRIGGER users_touch AFTER UPDATE ON users BEGIN SELECT 1; END;
+            CREATE TRIGGER users_frozen BEFORE UPDATE ON users WHEN OLD.name = 'frozen' BEGIN SELECT RAISE(IGNORE); END;
+            INSERT INTO users (email, name) VALUES ('f@x', 'frozen');
+            CREATE TRIGGER tags_frozen BEFORE UPDATE ON tags WHEN OLD.color = 'frozen' BEGIN SELECT RAISE(IGNORE); END;
+            INSERT INTO tags VALUES ('ice', 'frozen');
             """
         let (coordinator, start) = try Fixtures.adopted(path, schema: schema)
         let batches: [(String, [[String: AttributeValue]])] = [
@@ -97,6 +101,11 @@ import TributaryTestSupport
         for (entity, objects) in batches {
             let result = try coordinator.execute(BatchInsertRequest(entityName: entity, objects: objects))
             #expect(result.inserted == objects.count - 1 && result.updated == 0 && result.ignored == 1 && result.count == objects.count - 1, "\(entity): \(result)")
+        }
+        // Upserts onto rows whose update the database's trigger skips (in a WITHOUT ROWID table, it counted as updated).
+        for (entity, object) in [("users", ["email": AttributeValue.string("f@x"), "name": .string("thawed")]), ("tags", ["name": .string("ice"), "color": .string("blue")])] {
+            let frozen = try coordinator.execute(BatchInsertRequest(entityName: entity, objects: [object]))
+            #expect(frozen.updated == 0 && frozen.ignored == 1 && frozen.count == 0, "\(entity): \(frozen)")
         }
         let changes = try coordinator.fetchHistoryChanges(.fetchHistory(after: start))
         #expect(changes.map { "\($0.changeType) \($0.entityName)" } == ["insert notes", "insert notes", "insert tags", "insert users"])
