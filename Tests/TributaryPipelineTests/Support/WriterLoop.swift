@@ -77,7 +77,8 @@ final class WriterLoop: @unchecked Sendable {   // every mutable field is behind
         repeat {
             guard let process = lock.withLock({ self.process }), process.isRunning else { continue }
             if ContinuousClock.now >= deadline {
-                lock.withLock { counts.failures.append("\(name): its command did not finish within \(timeout) of the stop; killed") }
+                let line = "\(name): its command did not finish within \(timeout) of the stop; killed"
+                lock.withLock { if counts.failures.last != line { counts.failures.append(line) } }
                 Foundation.kill(process.processIdentifier, SIGKILL)
             } else if terminating {
                 Foundation.kill(process.processIdentifier, SIGTERM)
