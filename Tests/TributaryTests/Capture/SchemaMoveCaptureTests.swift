@@ -47,19 +47,13 @@ import TributaryTestSupport
     /// before it are read at the log's root as this process saw it, so they keep their
     /// boundaries (the first fix read only commits made under today's schema).
     @Test func commitsBeforeAnotherProgramsSchemaChangeKeepTheirBoundaries() throws {
-        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);")
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        _ = try coordinator.fetchHistory(.fetchHistory(after: start))
-        try ForeignWriter.python(path, """
-            db.isolation_level = None
+        let transactions = try foldedTransactions("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);", writes: """
             db.execute("INSERT INTO t VALUES (1, 'one')")
             db.execute("INSERT INTO t VALUES (2, 'two')")
             db.execute("CREATE INDEX t_a ON t (a)")
             db.execute("INSERT INTO t VALUES (3, 'three')")
             """)
-        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName.hasPrefix("foreign") }
-        #expect(transactions.map { "\($0.processName) \($0.changes.map { String($0.changedObjectID.primaryKey) }.joined(separator: ","))" }
-                == ["foreign 1", "foreign 2", "foreign 3"])
+        #expect(transactions == ["foreign 1", "foreign 2", "foreign 3"])
     }
 
     /// Several schema changes by another program between two folds (a migration's `CREATE
@@ -71,11 +65,7 @@ import TributaryTestSupport
     func commitsBetweenSchemaChangesThisProcessDidNotSeeKeepTheirBoundaries(otherTables: Int) throws {
         // With other tables, sqlite_master spans pages under an interior root (its rows' SQL is long).
         let others = (0..<otherTables).map { "CREATE TABLE pad\($0) (\((0..<20).map { "column_with_a_long_name_\($0) TEXT" }.joined(separator: ", ")));" }
-        let start = try adopted("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);" + others.joined())
-        let coordinator = try Fixtures.adoptedCoordinator(path)
-        _ = try coordinator.fetchHistory(.fetchHistory(after: start))
-        try ForeignWriter.python(path, """
-            db.isolation_level = None
+        let transactions = try foldedTransactions("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT);" + others.joined(), writes: """
             db.execute("INSERT INTO t VALUES (1, 'one')")
             db.execute("CREATE INDEX t_a ON t (a)")
             db.execute("INSERT INTO t VALUES (2, 'two')")
@@ -90,9 +80,18 @@ import TributaryTestSupport
             db.execute("CREATE TABLE another (x)")
             db.execute("INSERT INTO t VALUES (7, 'seven')")
             """)
-        let transactions = try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName.hasPrefix("foreign") }
-        #expect(transactions.map { "\($0.processName) \($0.changes.map { String($0.changedObjectID.primaryKey) }.joined(separator: ","))" }
-                == (1...7).map { "foreign \($0)" })
+        #expect(transactions == (1...7).map { "foreign \($0)" })
+    }
+
+    /// The foreign transactions a fold records for the Python `writes` (autocommit), made after a
+    /// first fold of the database adopted with `schema`: `foreign 1`, `foreign, boundaries unknown 2,3`.
+    func foldedTransactions(_ schema: String, writes: String) throws -> [String] {
+        let start = try adopted(schema)
+        let coordinator = try Fixtures.adoptedCoordinator(path)
+        _ = try coordinator.fetchHistory(.fetchHistory(after: start))
+        try ForeignWriter.python(path, "db.isolation_level = None\n" + writes)
+        return try coordinator.fetchHistory(.fetchHistory(after: start)).filter { $0.processName.hasPrefix("foreign") }
+            .map { "\($0.processName) \($0.changes.map { String($0.changedObjectID.primaryKey) }.joined(separator: ","))" }
     }
 
     /// Makes the database with `schema`, adopts it and gives the token before the test's writes.
