@@ -226,8 +226,8 @@ struct BatchInserter {
             result.ignored += 1
             return
         }
-        result.count += 1
         if insertedKey != 0 {
+            result.count += 1
             result.inserted += 1
             if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: insertedKey)) }
             for (relationship, value) in links {
@@ -235,8 +235,9 @@ struct BatchInserter {
             }
             try detachOtherOwners(of: insertedKey, mask: mask, values: values, on: db)
         } else {
-            result.updated += 1
             if let givenKey {
+                result.count += 1
+                result.updated += 1
                 // A keyed insert updates the row with its key in the same statement.
                 if resultType == .objectIDs { result.objectIDs.append(store.objectID(entity: table.name, primaryKey: givenKey)) }
                 try detachOtherOwners(of: givenKey, mask: mask, values: values, on: db)
@@ -247,10 +248,12 @@ struct BatchInserter {
             let key = splitsUpsert || resultType == .objectIDs || relinks || setsOneToOne ? try matchedKey(values, on: db) : 0
             if splitsUpsert {
                 guard key != 0, try update(key, mask: mask, values: values, row: row, on: db) else {
-                    (result.count, result.updated, result.ignored) = (result.count - 1, result.updated - 1, result.ignored + 1)
+                    result.ignored += 1
                     return
                 }
             }
+            result.count += 1
+            result.updated += 1
             if setsOneToOne { try detachOtherOwners(of: key, mask: mask, values: values, on: db) }
             if relinks {
                 // Links the row had and is not given go.

@@ -71,11 +71,13 @@ enum CaptureInstaller {
                     tables.append(before)
                     continue
                 }
-                if existing.contains(table.name), try rowidHidden(in: table, on: db) {
-                    (missing, hidden) = (missing + [table.name], hidden + [table.name])
+                let actual = existing.contains(table.name) ? try columns(of: table.name, on: db) : []
+                if rowidHidden(in: table, columns: actual) {
+                    missing.append(table.name)
+                    hidden.append(table.name)
                     continue
                 }
-                guard existing.contains(table.name), let (present, change) = try presentColumns(of: table, renamed: renamed, on: db) else {
+                guard existing.contains(table.name), let (present, change) = presentColumns(of: table, actual: actual, renamed: renamed) else {
                     missing.append(table.name)
                     continue
                 }
@@ -121,10 +123,19 @@ enum CaptureInstaller {
     /// the rowid alias its key is read by (`rowid`): the column hides the rowid, and the
     /// triggers would log its values as keys. Such a table leaves capture until adopted
     /// again, which reads the rowid by another alias.
-    private static func rowidHidden(in table: CapturedTable, on db: Connection) throws -> Bool {
+    private static func rowidHidden(in table: CapturedTable, columns: [String]) -> Bool {
         let key = table.keyColumns[0]
         guard table.kind == .entity, RowidName.contains(key) else { return false }
-        return try db.scalar("SELECT count(*) FROM pragma_table_xinfo(?, 'main') WHERE lower(name) = lower(?)", [.string(table.name), .string(key)])?.integerValue ?? 0 > 0
+        return columns.contains { $0.lowercased() == key.lowercased() }
+    }
+
+    /// The columns of table `name` as they are now (generated ones among them, hidden ones not).
+    private static func columns(of name: String, on db: Connection) throws -> [String] {
+        let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?, 'main') WHERE hidden = 0")
+        try statement.bind([.string(name)])
+        var columns: [String] = []
+        while try statement.step() { columns.append(statement.string(at: 0)) }
+        return columns
     }
 
     /// An adopted table's capture narrowed to the columns it has now (another program may
@@ -133,11 +144,7 @@ enum CaptureInstaller {
     /// columns are in the table's order, not the model's (attributes, then to-one keys), so
     /// adopting a foreign key again as a relationship leaves them, and the log rows logged
     /// under them, as they were.
-    private static func presentColumns(of table: CapturedTable, renamed: [String: String], on db: Connection) throws -> (CapturedTable, (text: String, key: String)?)? {
-        let statement = try db.makeStatement("SELECT name FROM pragma_table_xinfo(?, 'main') WHERE hidden = 0")
-        try statement.bind([.string(table.name)])
-        var actual: [String] = []
-        while try statement.step() { actual.append(statement.string(at: 0)) }
+    private static func presentColumns(of table: CapturedTable, actual: [String], renamed: [String: String]) -> (CapturedTable, (text: String, key: String)?)? {
         let key = table.keyColumns[0]
         guard actual.contains(key) || RowidName.contains(key) else { return nil }
         let moved = table.columns.compactMap { column in renamed[column].map { "\(column) renamed \($0)" } }

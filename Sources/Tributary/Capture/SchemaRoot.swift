@@ -16,7 +16,7 @@ enum SchemaRoot {
         var visited: Set<UInt32> = []
         while let number = pending.popLast() {
             guard visited.insert(number).inserted else { continue }   // a damaged tree that points back
-            guard visited.count <= 10_000, pending.count <= 100_000, let bytes = page(number), bytes.count >= usable else { return nil }
+            guard visited.count <= 10_000, pending.count <= 100_000, let bytes = number == 1 ? first : page(number), bytes.count >= usable else { return nil }
             let header = number == 1 ? 100 : 0
             guard bytes.count >= header + 12 else { return nil }
             let cells = bytes.bigEndian16(header + 3)

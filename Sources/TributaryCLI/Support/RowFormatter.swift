@@ -75,5 +75,4 @@ extension String {
         while s.last == " " { s.removeLast() }
         return s
     }
-
 }
