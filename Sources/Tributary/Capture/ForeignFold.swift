@@ -141,15 +141,12 @@ struct ForeignFold {
     }
 
     /// A value another program stored, as history records it for an attribute of `type`:
-    /// text in a binary attribute as its UTF-8 bytes, as the pre-update hook reads Tributary's
-    /// own writes and fetches read it (kept as text, streams wrote it as a string where a
-    /// binary attribute's strings are base64, and replay wrote other bytes), text that is not
-    /// valid UTF-8 there as its bytes exactly, and elsewhere decoded (``FoldValue``); else
-    /// converted where it converts, and kept as stored where not.
+    /// text that is not valid UTF-8 as its bytes exactly in a binary attribute, and elsewhere
+    /// decoded (``FoldValue``); else by the rule fetches and the pre-update hook read stored
+    /// values by (``AttributeValue/read(as:)``).
     static func recorded(_ value: AttributeValue, as type: AttributeType) -> AttributeValue {
         if let bytes = FoldValue.undecodableBytes(value) { return type == .binary ? .data(bytes) : FoldValue.decoded(value) }
-        if type == .binary, case .string(let text) = value { return .data(Data(text.utf8)) }
-        return value.coerced(to: type) ?? value
+        return value.read(as: type)
     }
 
     /// The change of an entity's row from `start` to `end`. A to-one's column is the other

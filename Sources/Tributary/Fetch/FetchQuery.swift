@@ -134,59 +134,35 @@ struct FetchQuery {
 
     @inline(__always)
     private func decode(_ statement: Statement, at index: Int, code: UInt8, column: Int, storeID: UUID) -> AttributeValue {
-        if code == 0 { return statement.optionalString(at: index).map { .string($0) } ?? .null }
         let stored = statement.storageClass(at: index)
         if stored == .null { return .null }
-        switch code {
-        case 1: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
-        case 2: return Self.asDouble(statement, at: index, stored: stored)
-        case 3: return stored == .integer ? Self.asBool(statement.int64(at: index)) : statement.value(at: index)
-        case 4: return stored == .real || stored == .integer ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
+        switch (code, stored) {
+        case (0, .text): return .string(statement.string(at: index))
+        case (1, .integer): return .integer(statement.int64(at: index))
+        case (2, .real): return .double(statement.double(at: index))
+        case (3, .integer):
+            let value = statement.int64(at: index)
+            return value == 0 || value == 1 ? .bool(value == 1) : .integer(value)
+        case (4, .real): return .date(Date(timeIntervalSince1970: statement.double(at: index)))
+        case (6, .blob): return .data(statement.data(at: index))
         // A to-one's column holding no integer (text another program wrote) names no object: nil, as history records it.
-        case 255: return stored == .integer ? .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index))) : .null
+        case (255, _): return stored == .integer ? .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index))) : .null
         default: return Self.decode(statement, at: index, as: columns[column], storeID: storeID)
         }
     }
 
-    /// A double attribute's value: a stored integer as a double where the double is that
-    /// integer (``AttributeValue/coerced(to:)``), as stored where not (above 2^53), as history
-    /// records it; anything but a number as stored.
-    private static func asDouble(_ statement: Statement, at index: Int, stored: Statement.StorageClass) -> AttributeValue {
-        switch stored {
-        case .real: return .double(statement.double(at: index))
-        case .integer:
-            let stored = AttributeValue.integer(statement.int64(at: index))
-            return stored.coerced(to: .double) ?? stored
-        default: return statement.value(at: index)
-        }
-    }
-
-    /// A bool attribute's stored integer: 0 and 1 are false and true; another (another program
-    /// stored 7) as stored, as history records it, and as a predicate on `true` compares it.
-    private static func asBool(_ value: Int64) -> AttributeValue {
-        value == 0 || value == 1 ? .bool(value == 1) : .integer(value)
-    }
-
-    /// A value another program stored in a class the attribute's type does not hold (text
-    /// in an integer column, 2.5 in one of bool) is given as stored, not converted to 0; in
-    /// a to-one's column, where it names no object, it is nil.
+    /// A value as the attribute's type reads it (``AttributeValue/read(as:)``): what another
+    /// program stored in a class the type does not hold (text in an integer column, 7 in a
+    /// bool one, a blob or 42 in a text one) is given as stored, as history records it, not
+    /// converted to 0, true or text; in a to-one's column, where it names no object, it is nil.
     static func decode(_ statement: Statement, at index: Int, as column: Column, storeID: UUID) -> AttributeValue {
         let stored = statement.storageClass(at: index)
         if stored == .null { return .null }
-        let number = stored == .integer || stored == .real
         switch column {
+        case .attribute(.binary) where stored == .text || stored == .blob:
+            return .data(statement.data(at: index))
         case .attribute(let type):
-            switch type {
-            case .string: return .string(statement.string(at: index))
-            case .integer: return stored == .integer ? .integer(statement.int64(at: index)) : statement.value(at: index)
-            case .double: return asDouble(statement, at: index, stored: stored)
-            case .bool: return stored == .integer ? asBool(statement.int64(at: index)) : statement.value(at: index)
-            case .date: return number ? .date(Date(timeIntervalSince1970: statement.double(at: index))) : statement.value(at: index)
-            case .uuid:
-                let text = statement.string(at: index)
-                return UUID(uuidString: text).map { .uuid($0) } ?? .string(text)
-            case .binary: return .data(statement.data(at: index))
-            }
+            return statement.value(at: index).read(as: type)
         case .toOne(let entity):
             guard stored == .integer else { return .null }
             return .objectID(ObjectID(storeID: storeID, entityName: entity, primaryKey: statement.int64(at: index)))

@@ -431,15 +431,18 @@ final class HistoryRecorder: @unchecked Sendable {
         return (entityNameIDs[index], plans[index])
     }
 
-    /// Writes one value; room for its fixed-size part is reserved by the caller.
+    /// Writes one value; room for its fixed-size part is reserved by the caller. A value
+    /// stored in the class its type keeps is written in place; any other (a UUID, bytes, or
+    /// what another program stored: text in an integer column, 7 in a bool one, a blob in a
+    /// text one) as fetches read it (``read(_:column:old:as:)``).
     static func writeValue(_ db: OpaquePointer, column: Int, old: Bool, type: AttributeType, into out: inout RowWriter) {
         typealias Tag = HistoryPayload.ValueTag
-        guard let v = value(db, column: column, old: old), sqlite3_value_type(v) != SQLITE_NULL else {
+        guard let v = value(db, column: column, old: old), case let stored = sqlite3_value_type(v), stored != SQLITE_NULL else {
             out.byte(Tag.null.rawValue)
             return
         }
-        switch type {
-        case .string:
+        switch (type, stored) {
+        case (.string, SQLITE_TEXT):
             out.byte(Tag.text.rawValue)
             // The bytes in place: sqlite3_value_text would copy each value to add a terminating NUL.
             let text = sqlite3_value_blob(v)
@@ -449,18 +452,18 @@ final class HistoryRecorder: @unchecked Sendable {
                 out.reserve(n + 24)
                 out.bytes(text, count: n)
             }
-        case .integer:
+        case (.integer, SQLITE_INTEGER):
             out.byte(Tag.integer.rawValue)
             out.signed(sqlite3_value_int64(v))
-        case .double:
+        case (.double, SQLITE_FLOAT):
             out.byte(Tag.double.rawValue)
             out.double(sqlite3_value_double(v))
-        case .bool:
+        case (.bool, SQLITE_INTEGER) where (0...1).contains(sqlite3_value_int64(v)):
             out.byte(sqlite3_value_int64(v) != 0 ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
-        case .date:
+        case (.date, SQLITE_FLOAT), (.date, SQLITE_INTEGER):
             out.byte(Tag.date.rawValue)
             out.double(sqlite3_value_double(v))
-        case .uuid, .binary:
+        default:
             writeRare(read(db, column: column, old: old, as: type), into: &out)
         }
     }
@@ -497,14 +500,16 @@ final class HistoryRecorder: @unchecked Sendable {
         let type = sqlite3_value_type(old)
         guard type == sqlite3_value_type(new) else { return true }
         if type == SQLITE_NULL { return false }
+        // Bytes of text and blobs only: asking a number for its bytes converts it to text, and
+        // SQLite then reports a REAL column's integral value (kept as an integer) as TEXT.
+        guard type == SQLITE_BLOB || type == SQLITE_TEXT else {
+            return sqlite3_value_double(old) != sqlite3_value_double(new) || sqlite3_value_int64(old) != sqlite3_value_int64(new)
+        }
         let n = sqlite3_value_bytes(old)
         guard n == sqlite3_value_bytes(new) else { return true }
-        if type == SQLITE_BLOB || type == SQLITE_TEXT {
-            // SQLite gives NULL for the bytes of an empty string or blob: two empty values are equal.
-            guard n > 0, let a = sqlite3_value_blob(old), let b = sqlite3_value_blob(new) else { return false }
-            return memcmp(a, b, Int(n)) != 0
-        }
-        return sqlite3_value_double(old) != sqlite3_value_double(new) || sqlite3_value_int64(old) != sqlite3_value_int64(new)
+        // SQLite gives NULL for the bytes of an empty string or blob: two empty values are equal.
+        guard n > 0, let a = sqlite3_value_blob(old), let b = sqlite3_value_blob(new) else { return false }
+        return memcmp(a, b, Int(n)) != 0
     }
 
     static func int64(_ db: OpaquePointer, column: Int, old: Bool) -> Int64 {
@@ -520,25 +525,18 @@ final class HistoryRecorder: @unchecked Sendable {
     /// Object IDs in recorded values carry the store's ID only once decoded; the payload keeps entity and key.
     static let placeholderStore = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
+    /// A value as fetches read it (``AttributeValue/read(as:)``): as stored where its type
+    /// does not keep that class, and text in a binary attribute as its bytes exactly.
     static func read(_ db: OpaquePointer, column: Int, old: Bool, as type: AttributeType) -> AttributeValue {
         guard let v = value(db, column: column, old: old) else { return .null }
-        if sqlite3_value_type(v) == SQLITE_NULL { return .null }
-        switch type {
-        case .string:
-            guard let text = sqlite3_value_text(v) else { return .string("") }
-            return .string(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(v))), as: UTF8.self))
-        case .integer: return .integer(sqlite3_value_int64(v))
-        case .double: return .double(sqlite3_value_double(v))
-        case .bool: return .bool(sqlite3_value_int64(v) != 0)
-        case .date: return .date(Date(timeIntervalSince1970: sqlite3_value_double(v)))
-        case .uuid:
-            guard let text = sqlite3_value_text(v) else { return .null }
-            let s = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(v))), as: UTF8.self)
-            return UUID(uuidString: s).map { .uuid($0) } ?? .string(s)
-        case .binary:
-            let n = Int(sqlite3_value_bytes(v))
-            guard n > 0, let bytes = sqlite3_value_blob(v) else { return .data(Data()) }
-            return .data(Data(bytes: bytes, count: n))
+        let stored = sqlite3_value_type(v)
+        func bytes() -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: sqlite3_value_blob(v), count: Int(sqlite3_value_bytes(v))) }
+        switch stored {
+        case SQLITE_INTEGER: return AttributeValue.integer(sqlite3_value_int64(v)).read(as: type)
+        case SQLITE_FLOAT: return AttributeValue.double(sqlite3_value_double(v)).read(as: type)
+        case SQLITE_TEXT where type == .binary, SQLITE_BLOB: return .data(Data(bytes()))
+        case SQLITE_TEXT: return AttributeValue.string(String(decoding: bytes(), as: UTF8.self)).read(as: type)
+        default: return .null
         }
     }
 }

@@ -59,6 +59,17 @@ extension AttributeValue {
         }
     }
 
+    /// The value of an attribute of `type` whose column holds this value as SQLite stored it
+    /// (another program may store any class in any column): converted where that loses
+    /// nothing (``coerced(to:)``), text in a binary attribute as its UTF-8 bytes, anything
+    /// else as stored (text in an integer column, 7 in a bool one, a blob or 42 in a text
+    /// one). Fetches, Tributary's own history and the capture of other programs' writes all
+    /// read stored values by this one rule, so they agree.
+    package func read(as type: AttributeType) -> AttributeValue {
+        if type == .binary, case .string(let text) = self { return .data(Data(text.utf8)) }
+        return coerced(to: type) ?? self
+    }
+
     /// This value converted to `type` where the conversion loses nothing
     /// (an integer to a double, an ISO 8601 string to a date, 0/1 to a bool); nil otherwise.
     public func coerced(to type: AttributeType) -> AttributeValue? {

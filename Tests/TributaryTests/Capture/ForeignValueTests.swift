@@ -103,6 +103,49 @@ import TributaryTestSupport
         #expect(snapshot == expected)
     }
 
+    /// Before the fix, Tributary's own writes read what other programs stored by the
+    /// attribute's type: a delete's tombstone recorded 'abc' in an `INTEGER` column as 0, 7 in
+    /// a `BOOLEAN` one as true and 'x' in a `REAL` one as 0.0, and fetches read a blob or 42
+    /// in a `TEXT` or untyped column as text, where the capture of the insert had recorded
+    /// them as stored. Now fetches, snapshots and every history entry give them as stored.
+    @Test func tributarysOwnUpdatesAndDeletesRecordOtherProgramsValuesAsStored() throws {
+        let (coordinator, start) = try adopt("CREATE TABLE v (id INTEGER PRIMARY KEY, n INTEGER, f BOOLEAN, r REAL, s TEXT, u, b BLOB);")
+        try ForeignWriter.shell(path, "INSERT INTO v VALUES (1, 'abc', 7, 'x', x'00ff41', 42, 12), (2, x'01', 2.5, x'02', 'ok', 1.5, 'txt');")
+        let names = ["n", "f", "r", "s", "u", "b"]
+        let stored: [[AttributeValue?]] = [
+            [.string("abc"), .integer(7), .string("x"), .data(Data([0, 0xFF, 0x41])), .integer(42), .integer(12)],
+            [.data(Data([1])), .double(2.5), .data(Data([2])), .string("ok"), .double(1.5), .data(Data("txt".utf8))],
+        ]
+        let inserted = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).map { change in names.map { change.insertedValues[$0] } }
+        let fetched = try coordinator.fetch(FetchRequest(entityName: "v")).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map { object in names.map { object[$0] } }
+        var snapshot: [[AttributeValue?]] = []
+        try coordinator.enumerateSnapshot(begin: { _ in }) { object in snapshot.append(names.map { name in object.properties.first { $0.name == name }?.after }) }
+        #expect(inserted == stored)
+        #expect(fetched == stored)
+        #expect(snapshot == stored)
+
+        var token = try coordinator.currentPersistentHistoryToken()
+        try coordinator.execute(BatchUpdateRequest(entityName: "v", propertiesToUpdate: ["f": .bool(true)]))
+        let updates = try coordinator.fetchHistory(.fetchHistory(after: token)).flatMap(\.changes)
+        #expect(updates.map { $0.properties.first { $0.name == "f" }?.before } == [.integer(7), .double(2.5)])
+
+        token = try coordinator.currentPersistentHistoryToken()
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let object = try #require(try context.fetch(FetchRequest(entityName: "v")).first { $0.objectID.primaryKey == 1 })
+        object["u"] = .string("new")
+        try context.save()
+        let saved = try coordinator.fetchHistory(.fetchHistory(after: token)).flatMap(\.changes)
+        #expect(saved.map { $0.properties.first { $0.name == "u" }?.before } == [.integer(42)])
+
+        token = try coordinator.currentPersistentHistoryToken()
+        try coordinator.execute(BatchDeleteRequest(entityName: "v"))
+        let tombstones = try coordinator.fetchHistory(.fetchHistory(after: token)).flatMap(\.changes).map { change in names.map { change.tombstone[$0] } }
+        #expect(tombstones == [
+            [.string("abc"), .bool(true), .string("x"), .data(Data([0, 0xFF, 0x41])), .string("new"), .integer(12)],
+            [.data(Data([1])), .bool(true), .data(Data([2])), .string("ok"), .double(1.5), .data(Data("txt".utf8))],
+        ])
+    }
+
     /// A read-only open cannot fold other programs' writes, so it refuses to rebuild rows as of
     /// a token from history that lacks them, rather than show them as past values.
     @Test func aReadOnlyOpenRefusesThePastWhileOtherProgramsWritesAreNotRead() throws {
