@@ -51,7 +51,7 @@ extension HistoryRecorder {
                 continue
             }
             out.byte(after)
-            if slot.computed {
+            if slot.readsRow {
                 Self.writeValue(db, column: Int(slot.column), old: false, type: slot.type, into: &out)
                 continue
             }

@@ -42,9 +42,11 @@ final class HistoryRecorder: @unchecked Sendable {
         /// Its index among the table's data columns (``StoreSchema/Table/dataColumns``): where a
         /// batch insert keeps the value it binds; -1 when it is not one.
         let dataIndex: Int
-        /// Whether SQLite computes its value (a derived attribute's default): a batch insert binds
-        /// no value for it, so it is read from the row even for bound inserts.
-        let computed: Bool
+        /// Whether a bound insert reads its value from the row rather than from the value bound:
+        /// SQLite computes it (a derived attribute's default, which a batch insert does not
+        /// bind), or the column may store the text bound as a number (a string attribute on a
+        /// column of numeric affinity, as an adopted `DATE` column is).
+        let readsRow: Bool
     }
 
     /// A join table's two sides: (entity, relationship, destination) seen from the `src` row and from the `dst` row.
@@ -141,7 +143,7 @@ final class HistoryRecorder: @unchecked Sendable {
         var excluded: Bool { slot.excluded }
         var type: AttributeType { slot.type }
         var dataIndex: Int { slot.dataIndex }
-        var computed: Bool { slot.computed }
+        var readsRow: Bool { slot.readsRow }
     }
 
     deinit {
@@ -161,10 +163,12 @@ final class HistoryRecorder: @unchecked Sendable {
         for name in schema.tables.keys.sorted() {
             let table = schema.tables[name]!
             var columns: [TableCapture.Column] = []
-            let info = try db.makeStatement("SELECT name FROM pragma_table_info(?, 'main') ORDER BY cid")
+            var keepsText: Set<String> = []
+            let info = try db.makeStatement("SELECT name, type FROM pragma_table_info(?, 'main') ORDER BY cid")
             try info.bind([.string(name)])
             while try info.step() {
                 let column = info.string(at: 0)
+                if ColumnAffinity(declared: info.string(at: 1)).keepsText { keepsText.insert(column) }
                 if let attribute = table.entity.attribute(named: column) {
                     columns.append(.attribute(name: column, type: attribute.type, excluded: attribute.isExcludedFromHistory))
                 } else if let relationship = table.entity.relationship(named: column) {
@@ -181,9 +185,10 @@ final class HistoryRecorder: @unchecked Sendable {
                 case .attribute(let name, let type, let excluded):
                     let dataIndex = table.columnIndex[name] ?? -1
                     let computed = dataIndex >= 0 && dataIndex < table.attributes.count && !table.attributes[dataIndex].isBoundByInserts
-                    return Slot(column: Int32(column), isToOne: false, type: type, excluded: excluded, dataIndex: dataIndex, computed: computed)
+                    let convertsText = type == .string && !keepsText.contains(name)
+                    return Slot(column: Int32(column), isToOne: false, type: type, excluded: excluded, dataIndex: dataIndex, readsRow: computed || convertsText)
                 case .toOne(let name, _):
-                    return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false, dataIndex: table.columnIndex[name] ?? -1, computed: false)
+                    return Slot(column: Int32(column), isToOne: true, type: .integer, excluded: false, dataIndex: table.columnIndex[name] ?? -1, readsRow: false)
                 }
             }
             var capture = TableCapture(entity: name, columns: columns, cName: Array(name.utf8CString), slots: slots)

@@ -146,6 +146,21 @@ import TributaryTestSupport
         ])
     }
 
+    /// A `DATE` column is adopted as a string attribute, but its affinity is NUMERIC: text that
+    /// looks like a number is stored as the number. A batch insert recorded the text it bound
+    /// (review of the fix above) while fetches and tombstones give the number stored; now the
+    /// insert's history reads such a column back from the row.
+    @Test func aBatchInsertIntoAColumnThatStoresTextAsANumberRecordsTheNumber() throws {
+        let (coordinator, start) = try adopt("CREATE TABLE e (id INTEGER PRIMARY KEY, d DATE, t TEXT);")
+        #expect(coordinator.persistentStores[0].recorder.boundInserts, "the bound-insert path is the one under test")
+        try coordinator.execute(BatchInsertRequest(entityName: "e", objects: [["d": .string("20240501"), "t": .string("20240501")], ["d": .string("2024-05-01"), "t": .string("1.50")]]))
+        let stored: [[AttributeValue?]] = [[.integer(20_240_501), .string("20240501")], [.string("2024-05-01"), .string("1.50")]]
+        let inserted = try coordinator.fetchHistory(.fetchHistory(after: start)).flatMap(\.changes).map { change in ["d", "t"].map { change.insertedValues[$0] } }
+        let fetched = try coordinator.fetch(FetchRequest(entityName: "e")).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map { object in ["d", "t"].map { object[$0] } }
+        #expect(fetched == stored)
+        #expect(inserted == stored)
+    }
+
     /// A read-only open cannot fold other programs' writes, so it refuses to rebuild rows as of
     /// a token from history that lacks them, rather than show them as past values.
     @Test func aReadOnlyOpenRefusesThePastWhileOtherProgramsWritesAreNotRead() throws {

@@ -165,15 +165,17 @@ struct SchemaInference {
     /// section 3.1 of its datatype page), with NUMERIC split into bool, date-like text and
     /// double, and an untyped column a string.
     static func type(declared: String) -> AttributeType {
-        let declared = declared.uppercased()
-        if declared.contains("INT") { return .integer }
-        if ["CHAR", "CLOB", "TEXT"].contains(where: declared.contains) { return .string }
-        if declared.contains("BLOB") { return .binary }
-        if declared.isEmpty { return .string }
-        if ["REAL", "FLOA", "DOUB"].contains(where: declared.contains) { return .double }
-        if declared.contains("BOOL") { return .bool }
-        if declared.contains("DATE") || declared.contains("TIME") { return .string }
-        return .double
+        switch ColumnAffinity(declared: declared) {
+        case .integer: return .integer
+        case .text: return .string
+        case .blob: return declared.isEmpty ? .string : .binary
+        case .real: return .double
+        case .numeric:
+            let declared = declared.uppercased()
+            if declared.contains("BOOL") { return .bool }
+            if declared.contains("DATE") || declared.contains("TIME") { return .string }
+            return .double
+        }
     }
 
     /// Whether a column declared `declared` keeps the integers it is given as integers: one
