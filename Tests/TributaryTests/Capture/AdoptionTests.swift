@@ -144,6 +144,18 @@ import TributaryTestSupport
         #expect(!report.tables.contains { $0.name.hasPrefix("docs") })
     }
 
+    /// Before the fix, a UTF-16 database was adopted, and Tributary's reads of its text as
+    /// UTF-8 bytes recorded a delete's tombstone of 'héllo' as "h\u{0}\u{FFFD}\u{0}…".
+    @Test func aUTF16DatabaseIsRefusedWithOneLineAndLeftAsItWas() throws {
+        try ForeignWriter.shell(path, "PRAGMA encoding = 'UTF-16le'; CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'héllo');")
+        let before = try dump()
+        let error = try #require(throws: TributaryError.self) { try PersistentStoreCoordinator.adoptDatabase(at: path) }
+        #expect(error.code == .invalidInput && error.message.contains("UTF-16le") && error.message.contains("UTF-8 databases only"), "\(error.message)")
+        #expect(error.hint?.contains(".dump") == true, "hint: \(error.hint ?? "")")
+        #expect(try dump() == before, "a refused adoption writes nothing")
+        #expect(try ForeignWriter.shell(path, "PRAGMA journal_mode;") == "delete\n", "not even the journal mode")
+    }
+
     @Test func undoingLeavesTheDumpAsItWasAndTheJournalModeBack() throws {
         try makeApp()
         let before = try dump()

@@ -11,6 +11,7 @@ struct Adoption {
 
     /// Adopts the database, or adopts it again (new tables in, gone tables out).
     func run(_ requested: DatabaseAdoption) throws -> AdoptionReport {
+        try refuseUTF16()
         let existing = try adoptedStore()
         // Rows the capture logged under the model in force are folded with it first: the new
         // one may number a table's columns otherwise, or leave the table out. A store without
@@ -93,6 +94,18 @@ struct Adoption {
                                  hint: "its tables are Tributary's own; change them with a model and tributary init, or delete the file")
         }
         return (identifier, model, try Self.storedOptions(on: db))
+    }
+
+    /// Refuses a database whose text is UTF-16: history, fetches and the reading of the
+    /// write-ahead log's pages take text as UTF-8 bytes (a tombstone recorded UTF-16 bytes
+    /// as if they were UTF-8), and an encoding is set for good when a database is made.
+    private func refuseUTF16() throws {
+        let statement = try db.makeStatement("PRAGMA encoding")
+        guard try statement.step() else { return }
+        let encoding = statement.string(at: 0)
+        guard encoding != "UTF-8" else { return }
+        throw TributaryError(.invalidInput, "the database keeps its text as \(encoding); Tributary reads UTF-8 databases only", location: path,
+                             hint: "copy it into a UTF-8 database (sqlite3 \(path) .dump | sqlite3 copy.db), then adopt the copy")
     }
 
     /// Refuses a database that is not a store but has tables or triggers named as Tributary
