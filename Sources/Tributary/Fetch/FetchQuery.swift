@@ -132,21 +132,23 @@ struct FetchQuery {
         decode(statement, at: column + 1, code: codes[column], column: column, storeID: storeID)
     }
 
+    /// One call into the statement for the column's value (``Statement/column(at:)``); its
+    /// class and contents are then read from the value itself.
     @inline(__always)
     private func decode(_ statement: Statement, at index: Int, code: UInt8, column: Int, storeID: UUID) -> AttributeValue {
-        let stored = statement.storageClass(at: index)
-        if stored == .null { return .null }
-        switch (code, stored) {
-        case (0, .text): return .string(statement.string(at: index))
-        case (1, .integer): return .integer(statement.int64(at: index))
-        case (2, .real): return .double(statement.double(at: index))
+        let value = statement.column(at: index)
+        switch (code, value.storageClass) {
+        case (_, .null): return .null
+        case (0, .text): return .string(value.string)
+        case (1, .integer): return .integer(value.int64)
+        case (2, .real): return .double(value.double)
         case (3, .integer):
-            let value = statement.int64(at: index)
-            return value == 0 || value == 1 ? .bool(value == 1) : .integer(value)
-        case (4, .real): return .date(Date(timeIntervalSince1970: statement.double(at: index)))
-        case (6, .blob): return .data(statement.data(at: index))
+            let number = value.int64
+            return number == 0 || number == 1 ? .bool(number == 1) : .integer(number)
+        case (4, .real): return .date(Date(timeIntervalSince1970: value.double))
         // A to-one's column holding no integer (text another program wrote) names no object: nil, as history records it.
-        case (255, _): return stored == .integer ? .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: statement.int64(at: index))) : .null
+        case (255, let stored):
+            return stored == .integer ? .objectID(ObjectID(storeID: storeID, entityName: destinations[column], primaryKey: value.int64)) : .null
         default: return Self.decode(statement, at: index, as: columns[column], storeID: storeID)
         }
     }

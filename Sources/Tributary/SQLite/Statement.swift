@@ -106,6 +106,39 @@ package final class Statement {
         default: return .null
         }
     }
+
+    /// The column's value in the current row, in place: its class and contents read after one
+    /// call into the statement (each `sqlite3_column_*` call is one). Valid until the next step.
+    @inline(__always)
+    package func column(at index: Int) -> ColumnValue { ColumnValue(value: sqlite3_column_value(handle, Int32(index))) }
+
+    /// A column's value in the current row, in place (``column(at:)``).
+    package struct ColumnValue {
+        let value: OpaquePointer?
+
+        /// How SQLite stores it.
+        @inline(__always)
+        package var storageClass: StorageClass {
+            switch sqlite3_value_type(value) {
+            case SQLITE_INTEGER: return .integer
+            case SQLITE_FLOAT: return .real
+            case SQLITE_TEXT: return .text
+            case SQLITE_BLOB: return .blob
+            default: return .null
+            }
+        }
+
+        @inline(__always) package var int64: Int64 { sqlite3_value_int64(value) }
+        @inline(__always) package var double: Double { sqlite3_value_double(value) }
+
+        /// As UTF-8 text, whatever the database's encoding.
+        @inline(__always)
+        package var string: String {
+            guard let text = sqlite3_value_text(value) else { return "" }
+            return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+        }
+    }
+
     package func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
     package func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
 
