@@ -42,6 +42,16 @@ public struct BatchResult: Sendable, Equatable {
         self.ignored = ignored
         self.objectIDs = objectIDs
     }
+
+    /// Adds the counts and IDs of `part`, one run of a request done in parts.
+    mutating func add(_ part: BatchResult) {
+        count += part.count
+        inserted += part.inserted
+        updated += part.updated
+        deleted += part.deleted
+        ignored += part.ignored
+        objectIDs += part.objectIDs
+    }
 }
 
 /// Inserts many rows in one transaction without loading objects

@@ -47,11 +47,7 @@ extension PersistentStoreCoordinator {
                 if !finished { chunk.append(object) }
                 if chunk.count == 1000 || (finished && !chunk.isEmpty) {
                     let part = try inserter.run(chunk, resultType: request.resultType, on: db)
-                    total.count += part.count
-                    total.inserted += part.inserted
-                    total.updated += part.updated
-                    total.ignored += part.ignored
-                    total.objectIDs += part.objectIDs
+                    total.add(part)
                     chunk.removeAll(keepingCapacity: true)
                 }
             }

@@ -158,16 +158,13 @@ struct FetchQuery {
     /// bool one, a blob or 42 in a text one) is given as stored, as history records it, not
     /// converted to 0, true or text; in a to-one's column, where it names no object, it is nil.
     static func decode(_ statement: Statement, at index: Int, as column: Column, storeID: UUID) -> AttributeValue {
-        let stored = statement.storageClass(at: index)
-        if stored == .null { return .null }
+        let value = statement.column(at: index)
         switch column {
-        case .attribute(.binary) where stored == .text || stored == .blob:
-            return .data(statement.data(at: index))
         case .attribute(let type):
-            return statement.value(at: index).read(as: type)
+            return value.read(as: type)
         case .toOne(let entity):
-            guard stored == .integer else { return .null }
-            return .objectID(ObjectID(storeID: storeID, entityName: entity, primaryKey: statement.int64(at: index)))
+            guard value.storageClass == .integer else { return .null }
+            return .objectID(ObjectID(storeID: storeID, entityName: entity, primaryKey: value.int64))
         }
     }
 }

@@ -530,19 +530,11 @@ final class HistoryRecorder: @unchecked Sendable {
     /// Object IDs in recorded values carry the store's ID only once decoded; the payload keeps entity and key.
     static let placeholderStore = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    /// A value as fetches read it (``AttributeValue/read(as:)``): as stored where its type
-    /// does not keep that class, and text in a binary attribute as its bytes exactly.
+    /// A value as fetches read it (``StoredValue/read(as:)``): as stored where its type does
+    /// not keep that class, and text in a binary attribute as its bytes exactly.
     static func read(_ db: OpaquePointer, column: Int, old: Bool, as type: AttributeType) -> AttributeValue {
         guard let v = value(db, column: column, old: old) else { return .null }
-        let stored = sqlite3_value_type(v)
-        func bytes() -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: sqlite3_value_blob(v), count: Int(sqlite3_value_bytes(v))) }
-        switch stored {
-        case SQLITE_INTEGER: return AttributeValue.integer(sqlite3_value_int64(v)).read(as: type)
-        case SQLITE_FLOAT: return AttributeValue.double(sqlite3_value_double(v)).read(as: type)
-        case SQLITE_TEXT where type == .binary, SQLITE_BLOB: return .data(Data(bytes()))
-        case SQLITE_TEXT: return AttributeValue.string(String(decoding: bytes(), as: UTF8.self)).read(as: type)
-        default: return .null
-        }
+        return StoredValue(value: v).read(as: type)
     }
 }
 

@@ -73,10 +73,7 @@ struct NDJSONImportBatch {
         } catch let error as TributaryError {
             throw relocated(error)
         }
-        result.count += written.count
-        result.inserted += written.inserted
-        result.updated += written.updated
-        result.ignored += written.ignored
+        result.add(written)
     }
 
     /// The inserter's error placed at its line of the file: "Post object N" is the batch's

@@ -97,47 +97,12 @@ package final class Statement {
     package enum StorageClass { case integer, real, text, blob, null }
 
     /// The storage class of the column's value in the current row.
-    package func storageClass(at index: Int) -> StorageClass {
-        switch sqlite3_column_type(handle, Int32(index)) {
-        case SQLITE_INTEGER: return .integer
-        case SQLITE_FLOAT: return .real
-        case SQLITE_TEXT: return .text
-        case SQLITE_BLOB: return .blob
-        default: return .null
-        }
-    }
+    package func storageClass(at index: Int) -> StorageClass { column(at: index).storageClass }
 
     /// The column's value in the current row, in place: its class and contents read after one
     /// call into the statement (each `sqlite3_column_*` call is one). Valid until the next step.
     @inline(__always)
-    package func column(at index: Int) -> ColumnValue { ColumnValue(value: sqlite3_column_value(handle, Int32(index))) }
-
-    /// A column's value in the current row, in place (``column(at:)``).
-    package struct ColumnValue {
-        let value: OpaquePointer?
-
-        /// How SQLite stores it.
-        @inline(__always)
-        package var storageClass: StorageClass {
-            switch sqlite3_value_type(value) {
-            case SQLITE_INTEGER: return .integer
-            case SQLITE_FLOAT: return .real
-            case SQLITE_TEXT: return .text
-            case SQLITE_BLOB: return .blob
-            default: return .null
-            }
-        }
-
-        @inline(__always) package var int64: Int64 { sqlite3_value_int64(value) }
-        @inline(__always) package var double: Double { sqlite3_value_double(value) }
-
-        /// As UTF-8 text, whatever the database's encoding.
-        @inline(__always)
-        package var string: String {
-            guard let text = sqlite3_value_text(value) else { return "" }
-            return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
-        }
-    }
+    package func column(at index: Int) -> StoredValue { StoredValue(value: sqlite3_column_value(handle, Int32(index))) }
 
     package func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
     package func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
@@ -170,13 +135,5 @@ package final class Statement {
     }
 
     /// The column as SQLite stores it (integer, double, text, blob or null).
-    package func value(at index: Int) -> AttributeValue {
-        switch sqlite3_column_type(handle, Int32(index)) {
-        case SQLITE_INTEGER: return .integer(int64(at: index))
-        case SQLITE_FLOAT: return .double(double(at: index))
-        case SQLITE_TEXT: return .string(string(at: index))
-        case SQLITE_BLOB: return .data(data(at: index))
-        default: return .null
-        }
-    }
+    package func value(at index: Int) -> AttributeValue { column(at: index).attributeValue }
 }
