@@ -5,7 +5,7 @@ import Foundation
 struct BatchInserter {
     let store: PersistentStore
     let table: StoreSchema.Table
-    let validator: ValueValidator
+    var validator: ValueValidator
     /// Attributes then owned to-one relationships: the table's data columns.
     private let columnNames: [String]
     /// Indexes of the columns an insert writes: all but derived attributes, which

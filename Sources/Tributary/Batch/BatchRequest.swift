@@ -87,6 +87,11 @@ public struct BatchInsertRequest: Sendable {
     /// request.primaryKeys = [42]   // the row is Tag/p42, as in the source store
     /// ```
     public var primaryKeys: [Int64] = []
+    /// Whether a text, number or blob of another class than its attribute's (which no
+    /// conversion keeps) is written as given, for SQLite to store by the column's affinity,
+    /// instead of refused: replay writes what another program stored in the source (42 in an
+    /// untyped column, 'nan' in a `REAL` one) so. History records what the row then holds.
+    package var writesValuesAsGiven = false
 
     /// A batch insert of `objects` into `entityName`.
     public init(entityName: String, objects: [[String: AttributeValue]]) {
@@ -135,6 +140,9 @@ public struct BatchUpdateRequest: Sendable {
     /// request.objectIDs = [tagID]
     /// ```
     public var objectIDs: [ObjectID] = []
+    /// As ``BatchInsertRequest/writesValuesAsGiven``: values of another class than their
+    /// attributes' are written as given, not refused (replay).
+    package var writesValuesAsGiven = false
     /// Objects to add to a to-many relationship of every updated row, by relationship name
     /// (for replicas applying membership changes; nothing happens for links already there).
     ///

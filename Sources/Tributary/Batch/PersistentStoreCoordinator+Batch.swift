@@ -8,6 +8,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
         let store = try requireStore()
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
+        inserter.validator.writesValuesAsGiven = request.writesValuesAsGiven
         return try store.write(request.transaction) { db in
             if request.columns.isEmpty {
                 return try inserter.run(request.objects, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
@@ -64,7 +65,8 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
         let store = try requireStore()
         let table = try store.schema.table(request.entityName)
-        let validator = ValueValidator(table: table)
+        var validator = ValueValidator(table: table)
+        validator.writesValuesAsGiven = request.writesValuesAsGiven
         var assignments: [String] = []
         var arguments: [AttributeValue] = []
         for (key, value) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {

@@ -4,6 +4,11 @@ import Foundation
 /// say which row, which key and what was expected.
 struct ValueValidator {
     let table: StoreSchema.Table
+    /// Whether a text, number or blob of another class than its attribute's, which no
+    /// conversion keeps, is written as given, for SQLite to store by the column's affinity
+    /// (``BatchInsertRequest/writesValuesAsGiven``: a replica written from a stream of what
+    /// another program stored); otherwise it is refused.
+    var writesValuesAsGiven = false
 
     /// The value to store for `attribute`, converted to its type.
     @inline(__always)
@@ -18,6 +23,7 @@ struct ValueValidator {
             return .null
         default:
             guard let converted = value.coerced(to: attribute.type) else {
+                if writesValuesAsGiven, value.isStoredAsGiven { return value }
                 throw TributaryError(.typeMismatch, "'\(attribute.name)' of \(table.name) is a \(attribute.type.rawValue), and \(value.kindName) \(Self.preview(value)) is not", location: place(row), hint: attribute.type.formatHint)
             }
             if case .date(let date) = converted { return try supportedDate(date, attribute, row: row) }

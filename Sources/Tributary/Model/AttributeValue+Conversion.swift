@@ -59,6 +59,15 @@ extension AttributeValue {
         }
     }
 
+    /// Whether SQLite stores the value in a class of its own (text, integer, real or blob),
+    /// whatever its attribute's type: what a column may hold as another program stored it.
+    var isStoredAsGiven: Bool {
+        switch self {
+        case .string, .integer, .double, .data: return true
+        default: return false
+        }
+    }
+
     /// The value of an attribute of `type` whose column holds this value as SQLite stored it
     /// (another program may store any class in any column): converted where that loses
     /// nothing (``coerced(to:)``), text in a binary attribute as its UTF-8 bytes, anything

@@ -35,7 +35,7 @@ struct VerifyCommand: AsyncParsableCommand {
             Console.warn("warning: \(TerminalText.escaped(gap.summary)) (writes before it may be missing from the source's history and this stream)")
         }
         if let first = summary.firstValueMismatch {
-            Console.warn("note: \(Plural.counted(summary.valueMismatches, "value")) of another type than the model's (as the store held them; replay refuses such records), the first: \(first)")
+            Console.warn("note: \(Plural.counted(summary.valueMismatches, "value")) of another type than the model's (as the store held them, another program having written them; replay writes them as given), the first: \(first)")
         }
     }
 }

@@ -267,19 +267,19 @@ extension RecordJSONParser {
                     value = .date(date)
                 } else {
                     i = start
-                    value = try AttributeValue.parse(try string(), as: type)
+                    value = ReplayChange.value(ofText: try string(), as: type)
                 }
             case 0x22:
                 let text = try string()
-                value = type == .string ? .string(text) : try ReplayChange.value(ofText: text, as: type)
+                value = type == .string ? .string(text) : ReplayChange.value(ofText: text, as: type)
             case 0x6E: try literal("null"); value = .null
             case 0x74: try literal("true"); value = AttributeValue.bool(true).coerced(to: type)
             case 0x66: try literal("false"); value = AttributeValue.bool(false).coerced(to: type)
             case 0x7B, 0x5B: return false
             default:
                 switch try number() {
-                case .integer(let n): value = AttributeValue.integer(n).coerced(to: type)
-                case .double(let d): value = AttributeValue.double(d).coerced(to: type)
+                case .integer(let n): value = AttributeValue.integer(n).coerced(to: type) ?? .integer(n)
+                case .double(let d): value = AttributeValue.double(d).coerced(to: type) ?? .double(d)
                 default: return false
                 }
             }

@@ -107,6 +107,7 @@ struct ReplayApplier {
             var request = columnarInsert(entity) ?? BatchInsertRequest(entityName: entity, objects: pending.map(written))
             request.primaryKeys = pending.map(\.primaryKey)
             request.transaction = transaction
+            request.writesValuesAsGiven = true
             try coordinator.execute(request)
             for change in pending where !change.added.isEmpty || !change.removed.isEmpty { try link(change) }
         case .update:
@@ -116,6 +117,7 @@ struct ReplayApplier {
                     var request = BatchUpdateRequest(entityName: entity, propertiesToUpdate: values)
                     request.objectIDs = [objectID(change)]
                     request.transaction = transaction
+                    request.writesValuesAsGiven = true
                     try coordinator.execute(request)
                 }
                 if !change.added.isEmpty || !change.removed.isEmpty { try link(change) }

@@ -205,48 +205,45 @@ public struct ReplayChange: Sendable {
         if !remove.isEmpty { removed[name, default: []] += remove }
     }
 
+    /// A JSON value read for an attribute of `type`: by the stream's spelling of that type
+    /// where it is written so, else as the source held it (another program may store any
+    /// class in any column: 42 in an untyped one, 'nan' in a `REAL` one), for replay to write
+    /// as given (``ReplayApplier``; ``isAsStored(_:for:)`` tells them apart).
     static func convert(_ value: JSONValue, to type: AttributeType, name: String) throws -> AttributeValue {
-        let converted: AttributeValue?
         switch value {
-        case .null: converted = .null
-        case .string(let text):
-            do {
-                converted = try Self.value(ofText: text, as: type)
-            } catch let error as TributaryError {
-                throw TributaryError(error.code, "'\(name)': \(error.message)", hint: foreignValueHint)
-            }
-        case .integer(let i): converted = AttributeValue.integer(i).coerced(to: type)
-        case .double(let d): converted = AttributeValue.double(d).coerced(to: type)
-        case .bool(let b): converted = AttributeValue.bool(b).coerced(to: type)
-        case .array, .object: converted = nil
+        case .null: return .null
+        case .string(let text): return Self.value(ofText: text, as: type)
+        case .integer(let i): return AttributeValue.integer(i).coerced(to: type) ?? .integer(i)
+        case .double(let d): return AttributeValue.double(d).coerced(to: type) ?? .double(d)
+        case .bool(let b):
+            guard let converted = AttributeValue.bool(b).coerced(to: type) else { break }
+            return converted
+        case .array, .object: break
         }
-        guard let converted else {
-            throw TributaryError(.typeMismatch, "'\(name)' holds \(value), which a \(type.rawValue) attribute does not store", hint: foreignValueHint)
-        }
-        return converted
+        throw TributaryError(.typeMismatch, "'\(name)' holds \(value), which a \(type.rawValue) attribute does not store",
+                             hint: "a stream holds JSON arrays and objects for links only, and true or false for booleans; the stream was edited")
     }
 
     /// A JSON string read for an attribute of `type`, as streams write that type: dates,
-    /// UUIDs and data as text, an infinity as `"Infinity"` or `"-Infinity"` (``JSONWriter``).
-    /// Any other string for a number or a boolean is text the source held (another program
-    /// wrote `'nan'`, `'0x1p3'` or `'yes'` into such a column): `typeMismatch`, where a
+    /// UUIDs and data as text, a double's infinity as `"Infinity"` or `"-Infinity"`
+    /// (``JSONWriter``). Any other string is text the source held (another program wrote
+    /// `'nan'`, `'0x1p3'` or `'yes'` into a number or boolean column), kept as that text: a
     /// lenient parse replayed it as another value (NaN as NULL, 8.0, true).
-    static func value(ofText text: String, as type: AttributeType) throws -> AttributeValue {
+    static func value(ofText text: String, as type: AttributeType) -> AttributeValue {
         switch (type, text) {
-        case (.double, "Infinity"): return .double(.infinity)
-        case (.double, "-Infinity"): return .double(-.infinity)
-        case (.integer, "Infinity"), (.integer, "-Infinity"), (.bool, "Infinity"), (.bool, "-Infinity"):
-            throw TributaryError(.typeMismatch, "an infinity (\(text)), which an attribute of type \(type.rawValue) does not store", hint: foreignValueHint)
-        case (.integer, _), (.double, _), (.bool, _):
-            throw TributaryError(.typeMismatch, "the text \"\(text)\" is not a \(type.rawValue)", hint: foreignValueHint)
-        default: return try AttributeValue.parse(text, as: type)
+        case (.string, _): return .string(text)
+        case (.double, "Infinity"), (.integer, "Infinity"), (.bool, "Infinity"): return .double(.infinity)
+        case (.double, "-Infinity"), (.integer, "-Infinity"), (.bool, "-Infinity"): return .double(-.infinity)
+        case (.integer, _), (.double, _), (.bool, _): return .string(text)
+        default: return (try? AttributeValue.parse(text, as: type)) ?? .string(text)
         }
     }
 
-    /// A value of another type than the model's: exports keep values as the store held them,
-    /// and another program may have stored any (`tributary verify` counts them).
-    static let foreignValueHint = "the source held it so (another program wrote it, or the stream was edited); "
-        + "replay writes values of the model's types only: change the value in the source, or the attribute's type in its model, and export again"
+    /// Whether `value`, read for an attribute of `type`, is kept as the source stored it: of
+    /// another class than the attribute's (`tributary verify` counts them).
+    static func isAsStored(_ value: AttributeValue, for type: AttributeType) -> Bool {
+        value != .null && value.coerced(to: type) == nil
+    }
 
     /// The key of a native `movedFrom` or `movedTo` (an object ID of the same entity); nil when absent.
     private static func movedKey(_ value: JSONValue?, of entity: String, ids: ObjectIDReader) throws -> Int64? {

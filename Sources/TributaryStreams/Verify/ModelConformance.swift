@@ -52,24 +52,37 @@ struct ModelConformance {
             for name in Set(change.added.keys).union(change.removed.keys) where entity.relationship(named: name) == nil {
                 throw TributaryError(.unknownProperty, "the record links '\(name)', which \(entity.name) does not have")
             }
+            countValuesAsStored(change, of: entity, at: position, place: place)
         } catch let error as TributaryError {
             guard try Self.isChangeRecord(line, format: format) else { return }   // a dead letter, say: not a change
             let what = "the record at \(position) does not fit the model in force there (version \(model.versionHash)): \(error.message)"
-            // A value of another type is what the store held (another program wrote it, or a
-            // date out of range): noted, not damage. A name the model lacks is.
-            guard error.code != .typeMismatch else {
-                valueMismatches += 1
-                firstValueMismatch = firstValueMismatch ?? "\(place): \(what)"
-                return
-            }
             throw TributaryError(.damagedStream, what, location: place,
                                  hint: "the record names what the model at its position lacks: the stream was edited, or a model change is missing from it")
         }
     }
 
-    /// Values that do not hold their attribute's type, and the first of them.
+    /// Values of another class than their attribute's type, as the store held them (another
+    /// program wrote them), and the first of them: noted, not damage (replay writes them as given).
     private(set) var valueMismatches = 0
     private(set) var firstValueMismatch: String?
+
+    private mutating func countValuesAsStored(_ change: ReplayChange, of entity: EntityDescription, at position: StreamPosition, place: String) {
+        for (name, value) in change.values.merging(change.key, uniquingKeysWith: { a, _ in a }) {
+            guard let type = entity.attribute(named: name)?.type, ReplayChange.isAsStored(value, for: type) else { continue }
+            valueMismatches += 1
+            firstValueMismatch = firstValueMismatch ?? "\(place): the record at \(position) has '\(name)' \(Self.describe(value)), in a \(type.rawValue) attribute"
+        }
+    }
+
+    private static func describe(_ value: AttributeValue) -> String {
+        switch value {
+        case .string(let text): return "as the text \"\(text.prefix(40))\""
+        case .integer(let number): return "as the integer \(number)"
+        case .double(let number): return "as the real \(number)"
+        case .data(let bytes): return "as a blob of \(bytes.count) bytes"
+        default: return "as \(value)"
+        }
+    }
 
     /// Whether `line` is a change record (a dead letter's line, holding one, is not).
     private static func isChangeRecord(_ line: ArraySlice<UInt8>, format: StreamFormat) throws -> Bool {
