@@ -67,8 +67,10 @@ struct ModelConformance {
     private(set) var firstValueMismatch: String?
 
     private mutating func countValuesAsStored(_ change: ReplayChange, of entity: EntityDescription, at position: StreamPosition, place: String) {
-        for (name, value) in change.values.merging(change.key, uniquingKeysWith: { a, _ in a }) {
-            guard let type = entity.attribute(named: name)?.type, ReplayChange.isAsStored(value, for: type) else { continue }
+        let values = change.values.merging(change.key, uniquingKeysWith: { a, _ in a })
+        for attribute in entity.attributes {
+            guard let value = values[attribute.name], ReplayChange.isAsStored(value, for: attribute.type) else { continue }
+            let (name, type) = (attribute.name, attribute.type)
             valueMismatches += 1
             firstValueMismatch = firstValueMismatch ?? "\(place): the record at \(position) has '\(name)' \(Self.describe(value)), in a \(type.rawValue) attribute"
         }
