@@ -51,6 +51,7 @@ public final class HTTPSink: Sink {
     }
 
     public func open(_ context: SinkContext) async throws -> StreamPosition? {
+        encoder.use(context.model)
         if let variable = bearerTokenEnvironment {
             guard let value = environment[variable], !value.isEmpty else {
                 throw TributaryError(.invalidInput, "the environment variable \(variable) named by bearer_token_env is not set", location: "sink \(name)",

@@ -90,6 +90,7 @@ public final class NATSSink: Sink {
 
     public func open(_ context: SinkContext) async throws -> StreamPosition? {
         self.context = context
+        encoder.use(context.model)
         storeText = context.storeID.lowercasedString
         let connection = try connect()
         try ensureStream(connection)

@@ -191,6 +191,37 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, rows).stdout == expected, "the replica holds what the source does")
     }
 
+    /// A blob another program stored in an untyped or `TEXT` column (a string attribute) is
+    /// written `{"base64":"…"}` in native and CloudEvents streams and `history --json`, apart
+    /// from text, and replayed as the blob; a binary attribute's bytes stay a base64 string.
+    /// Before, it was written as base64 text, as a binary attribute's bytes are, and replay
+    /// wrote that text: x'CAFE' in the source became 'yv4=' in the replica.
+    @Test(arguments: ["native", "cloudevents"])
+    func aBlobInATextColumnIsMarkedAndReplayedAsTheBlob(format: String) throws {
+        let source = scratch.path("blobs-\(format).db"), replica = scratch.path("blobs-\(format)-replica.db"), stream = scratch.path("blobs-\(format)-stream")
+        let table = "CREATE TABLE kv (id INTEGER PRIMARY KEY, v, n TEXT, b BLOB);"
+        for db in [source, replica] { #expect(try CLI.sqlite3(db, table).status == 0) }
+        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        #expect(try CLI.sqlite3(source, """
+            INSERT INTO kv VALUES (1, x'cafe', x'0102', x'00ff'), (2, 'yv4=', 'text', x'41'), (3, x'', NULL, NULL);
+            UPDATE kv SET v = x'beef', n = 'now text' WHERE id = 1;
+            DELETE FROM kv WHERE id = 3;
+            """).status == 0)
+        let history = try CLI.run(["history", source, "--json"])
+        #expect(history.stdout.contains(#""v":{"base64":"yv4="}"#) && history.stdout.contains(#""b":"AP8=""#) && history.stdout.contains(#""v":"yv4=""#), "\(history.stdout)")
+        let printed = try CLI.run(["export", source, "--to", "-", "--format", format])
+        #expect(printed.stdout.contains(#""n":{"base64":"AQI="}"#) && printed.stdout.contains(#""after":{"base64":"vu8="}"#), "\(printed.stdout)")
+        #expect(try CLI.run(["export", source, "--to", stream, "--format", format]).status == 0)
+        let verified = try CLI.run(["verify", stream])
+        #expect(verified.status == 0 && verified.stderr.contains("note: 4 values of another type") && verified.stderr.contains("'v' as a blob of 2 bytes"), "\(verified.stderr)")
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let rows = "SELECT id, quote(v), quote(n), quote(b) FROM kv ORDER BY id;"
+        let expected = try CLI.sqlite3(source, rows).stdout
+        #expect(expected == "1|X'BEEF'|'now text'|X'00FF'\n2|'yv4='|'text'|X'41'\n", "\(expected)")
+        #expect(try CLI.sqlite3(replica, rows).stdout == expected, "the replica holds the blobs as blobs")
+    }
+
     /// A command pointed at a database that is not a store (not adopted yet) refuses it with
     /// one line and leaves it as it was: before, it switched the file to WAL first, for good.
     @Test(arguments: [["history"], ["tail"], ["token"], ["export", "--to", "-"], ["audit", "verify"], ["query", "--entity", "t"], ["search", "foo"]])

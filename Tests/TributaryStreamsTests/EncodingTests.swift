@@ -243,7 +243,7 @@ import Tributary
         #expect(try ReplayChange.convert(.integer(7), to: .bool, name: "v") == .integer(7))
         #expect(try ReplayChange.convert(.string("hello"), to: .integer, name: "i") == .string("hello"))
         #expect(try ReplayChange.convert(.string("not a uuid"), to: .uuid, name: "u") == .string("not a uuid"))
-        #expect(ReplayChange.isAsStored(.integer(42), for: .string) && !ReplayChange.isAsStored(.integer(1), for: .bool) && !ReplayChange.isAsStored(.null, for: .integer))
+        #expect(ReplayChange.isAsStored(.integer(42), for: .string) && !ReplayChange.isAsStored(.bool(true), for: .bool) && !ReplayChange.isAsStored(.null, for: .integer))
         // What no source holds (a JSON array or object, a boolean for text) is still refused.
         let error = try #require(throws: TributaryError.self) { try ReplayChange.convert(.bool(true), to: .string, name: "v") }
         #expect(error.code == .typeMismatch && error.message == "'v' holds bool(true), which a string attribute does not store", "\(error.message)")

@@ -85,7 +85,7 @@ import Tributary
             o.field("position", record.position.description)
             o.field("storeID", texts.store)
             RecordBody.writeTransaction(record, texts: texts, to: &o)
-            RecordBody.write(record, texts: &texts, to: &o)
+            RecordBody.write(record, texts: &texts, marking: BlobMarking(), to: &o)
         }
         return json.bytes + [0x0A]
     }

@@ -150,3 +150,37 @@ import Tributary
         #expect(throws: TributaryError.self) { try ReplayLimit(parsing: "yesterday") }
     }
 }
+
+/// Values another program stored in a date attribute's column that are no date Tributary
+/// stores are replayed as given. Before, replay read text that is not ISO 8601 as seconds
+/// ('0x10' as 16.0, 'nan' and 'inf' refused as dates), and refused seconds outside the years
+/// ISO 8601 writes (1e12, an infinity), which `verify` did not count either.
+@Suite struct ReplayForeignDateTests {
+    @Test func textAndSecondsNoDateHoldsAreReplayedAsGiven() throws {
+        let temp = TemporaryDirectory()
+        let source = try StreamFixtures.source(in: temp.url)
+        let path = temp.child("source.sqlite").path
+        let odd = ["'nan'", "'0x10'", "1e12", "1e999", "-1e999", "'yesterday'", "'2024-05-01T12:00:00Z'"]
+        let sql = odd.enumerated().map { "INSERT INTO Post (externalID, title, createdAt) VALUES ('x-\($0.offset)', 't', \($0.element));" }.joined(separator: "\n")
+        let shell = try TributaryProcess.run([path], stdin: ".timeout 5000\n" + sql, executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+        #expect(shell.status == 0, "\(shell.stderr)")
+        let stream = temp.child("stream")
+        _ = try ReplayTests.export(source, to: stream)
+        let summary = try StreamVerifier(directory: stream).verify()
+        #expect(summary.valueMismatches == 6, "\(summary.firstValueMismatch ?? "")")
+        let replayer = try StreamReplayer(directory: stream)
+        let copy = try replayer.openTarget(at: temp.child("copy.sqlite"))
+        _ = try replayer.replay(into: copy)
+        copy.persistentStores.forEach(copy.remove)
+        let query = "SELECT externalID, quote(createdAt), typeof(createdAt) FROM Post ORDER BY externalID;"
+        func rows(_ file: String) throws -> String {
+            try TributaryProcess.run([temp.child(file).path], stdin: query, executable: URL(fileURLWithPath: "/usr/bin/sqlite3")).stdout
+        }
+        let expected = try rows("source.sqlite")
+        #expect(expected.contains("x-1|'0x10'|text") && expected.contains("x-2|1000000000000.0|real") && expected.contains("x-3|Inf|real"), "\(expected)")
+        // Every row as the source holds it, but the one date Tributary stores, in its own form (seconds).
+        let replayed = try rows("copy.sqlite")
+        #expect(replayed.split(separator: "\n").dropLast() == expected.split(separator: "\n").dropLast(), "\(replayed)")
+        #expect(replayed.split(separator: "\n").last == "x-6|1714564800.0|real", "\(replayed)")
+    }
+}

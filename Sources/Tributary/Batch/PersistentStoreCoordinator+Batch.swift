@@ -37,6 +37,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchInsertRequest, dictionaryHandler: (inout [String: AttributeValue]) throws -> Bool) throws -> BatchResult {
         let store = try requireStore()
         var inserter = try BatchInserter(store: store, entityName: request.entityName)
+        inserter.validator.writesValuesAsGiven = request.writesValuesAsGiven
         return try store.write(request.transaction) { db in
             var total = BatchResult()
             var chunk: [[String: AttributeValue]] = []

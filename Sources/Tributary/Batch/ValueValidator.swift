@@ -22,12 +22,15 @@ struct ValueValidator {
             guard attribute.isOptional else { throw missing(attribute.name, row: row) }
             return .null
         default:
+            let asGiven = writesValuesAsGiven && value.isStoredAsGiven
             guard let converted = value.coerced(to: attribute.type) else {
-                if writesValuesAsGiven, value.isStoredAsGiven { return value }
+                if asGiven { return value }
                 throw TributaryError(.typeMismatch, "'\(attribute.name)' of \(table.name) is a \(attribute.type.rawValue), and \(value.kindName) \(Self.preview(value)) is not", location: place(row), hint: attribute.type.formatHint)
             }
-            if case .date(let date) = converted { return try supportedDate(date, attribute, row: row) }
-            return converted
+            guard case .date(let date) = converted else { return converted }
+            // Seconds another program stored outside the years Tributary stores, as given.
+            if asGiven, !ISO8601.isSupported(date) { return value }
+            return try supportedDate(date, attribute, row: row)
         }
     }
 

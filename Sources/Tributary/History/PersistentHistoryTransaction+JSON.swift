@@ -7,7 +7,11 @@ extension PersistentHistoryTransaction {
     /// ```swift
     /// print(transaction.jsonLine)
     /// ```
-    public var jsonLine: String {
+    public var jsonLine: String { jsonLine(blobsMarked: { _ in [] }) }
+
+    /// ``jsonLine``, with a blob in a property `blobsMarked` names for its entity written as
+    /// `{"base64":"…"}` (``PersistentHistoryChange/writeValues(_:of:omittingExcludedValues:blobsMarked:to:)``).
+    package func jsonLine(blobsMarked: (String) -> Set<String>) -> String {
         var json = JSONWriter()
         json.object { o in
             o.field("token", token.description)
@@ -21,7 +25,7 @@ extension PersistentHistoryTransaction {
             o.field("changeCount", .integer(Int64(changeCount)))
             o.key("changes")
             o.array { a in
-                for change in changes { change.writeJSON(to: &a, includeTransaction: false) }
+                for change in changes { change.writeJSON(to: &a, includeTransaction: false, blobsMarked: blobsMarked(change.entityName)) }
             }
             if let schemaChange {
                 o.key("schemaChange")
@@ -46,7 +50,8 @@ extension PersistentHistoryChange {
     /// ```swift
     /// // {"entity":"counters","objectID":"tributary://…/counters/p7","type":"insert","movedFrom":"tributary://…/counters/p1","after":{…}}
     /// ```
-    public func writeJSON(to json: inout JSONWriter, includeTransaction: Bool) {
+    /// A blob in a property `blobsMarked` names is written as `{"base64":"…"}` (``writeValues(_:of:omittingExcludedValues:blobsMarked:to:)``).
+    public func writeJSON(to json: inout JSONWriter, includeTransaction: Bool, blobsMarked: Set<String> = []) {
         json.object { o in
             if includeTransaction {
                 o.field("token", token.description)
@@ -57,7 +62,7 @@ extension PersistentHistoryChange {
             o.field("type", changeType.rawValue)
             Self.writeMove(movedFrom: movedFrom, movedTo: movedTo, to: &o)
             Self.writeKey(key, to: &o)
-            Self.writeValues(properties, of: changeType, omittingExcludedValues: false, to: &o)
+            Self.writeValues(properties, of: changeType, omittingExcludedValues: false, blobsMarked: blobsMarked, to: &o)
         }
     }
 
@@ -91,16 +96,25 @@ extension PersistentHistoryChange {
     /// whose values history leaves out as `excluded` (except for updates, which mark them
     /// in place). `omittingExcludedValues` leaves those out of `after` instead of writing null.
     ///
+    /// A blob in a property `blobsMarked` names (an attribute that is not binary, where another
+    /// program stored one: an untyped or `TEXT` column) is written as `{"base64":"…"}`, apart
+    /// from text; a binary attribute's bytes are a base64 string (``writeField(_:_:markingBlob:to:)``).
+    ///
     /// ```swift
     /// json.object { o in PersistentHistoryChange.writeValues(change.properties, of: .update, omittingExcludedValues: false, to: &o) }
     /// ```
-    public static func writeValues(_ properties: [PropertyChange], of changeType: PersistentHistoryChangeType, omittingExcludedValues: Bool, to o: inout JSONWriter) {
+    public static func writeValues(_ properties: [PropertyChange], of changeType: PersistentHistoryChangeType, omittingExcludedValues: Bool,
+                                   blobsMarked: Set<String> = [], to o: inout JSONWriter) {
+        func field(_ o: inout JSONWriter, _ name: String, _ value: AttributeValue?, of property: PropertyChange) {
+            guard case .data? = value, blobsMarked.contains(property.name) else { return o.field(name, value ?? .null) }
+            writeField(name, value!, markingBlob: true, to: &o)
+        }
         switch changeType {
         case .insert:
             o.key("after")
             o.object { values in
                 for property in properties where !property.isMembershipChange && !(omittingExcludedValues && property.isValueExcluded) {
-                    values.field(property.name, property.after ?? .null)
+                    field(&values, property.name, property.after, of: property)
                 }
             }
             if properties.contains(where: \.isMembershipChange) {
@@ -119,8 +133,8 @@ extension PersistentHistoryChange {
                             if property.isValueExcluded {
                                 v.field("excluded", .bool(true))
                             } else {
-                                v.field("before", property.before ?? .null)
-                                v.field("after", property.after ?? .null)
+                                field(&v, "before", property.before, of: property)
+                                field(&v, "after", property.after, of: property)
                             }
                         }
                     }
@@ -129,13 +143,29 @@ extension PersistentHistoryChange {
         case .delete:
             o.key("before")
             o.object { values in
-                for property in properties where !property.isMembershipChange && !property.isValueExcluded { values.field(property.name, property.before ?? .null) }
+                for property in properties where !property.isMembershipChange && !property.isValueExcluded { field(&values, property.name, property.before, of: property) }
             }
         }
         if changeType != .update, properties.contains(where: \.isValueExcluded) {
             o.key("excluded")
             o.value(.array(properties.filter(\.isValueExcluded).map { .string($0.name) }))
         }
+    }
+
+    /// Writes `"name": value` into the open object `o`; a blob when `markingBlob` (an attribute
+    /// that is not binary) as `{"base64":"…"}`, which replay reads back as a blob, where JSON
+    /// writes data as a base64 string, as for a binary attribute.
+    ///
+    /// ```swift
+    /// json.object { o in PersistentHistoryChange.writeField("v", .data(Data([1, 2])), markingBlob: true, to: &o) }   // "v":{"base64":"AQI="}
+    /// ```
+    package static func writeField(_ name: String, _ value: AttributeValue, markingBlob: Bool, to o: inout JSONWriter) {
+        guard markingBlob, case .data(let bytes) = value else {
+            o.field(name, value)
+            return
+        }
+        o.key(name)
+        o.object { $0.field("base64", .string(bytes.base64EncodedString())) }
     }
 
     /// Writes a to-many membership change as `"name": {"added": […], "removed": […]}`.

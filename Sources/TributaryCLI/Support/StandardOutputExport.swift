@@ -23,6 +23,9 @@ struct StandardOutputExport {
         let follower = try HistoryFollower(coordinator: coordinator, consumerName: commitConsumer ? options.consumerName : nil, filter: options.filter)
         var after = options.filter.after?.value ?? 0
         if commitConsumer { after = max(after, try follower.start(at: .oldest).value) }
+        // The model in force where the stream starts: the rows' now for a snapshot; schema records give the next.
+        let then = options.snapshot ? nil : try? coordinator.model(at: PersistentHistoryToken(value: after, storeID: storeID))
+        if let model = then ?? coordinator.persistentStores.first?.model { encoder.use(model) }
         if options.snapshot {
             var token = Int64(0)
             var index = 0

@@ -19,6 +19,7 @@ public final class DeadLetterWriter {
     /// Opens (or creates) the dead-letter directory.
     public init(directory: URL, storeID: UUID, model: ManagedObjectModel?) throws {
         self.directory = try SegmentDirectory(url: directory, storeID: storeID, format: .native, model: model)
+        if let model { encoder.use(model) }
     }
 
     /// Appends the records with their error and makes them durable.

@@ -31,6 +31,7 @@ public final class SegmentsSink: Sink {
     }
 
     public func open(_ context: SinkContext) async throws -> StreamPosition? {
+        encoder.use(context.model)
         let directory = try SegmentDirectory(url: url, storeID: context.storeID, format: format, model: context.model, recordsPerSegment: recordsPerSegment)
         self.directory = directory
         return directory.durablePosition

@@ -22,7 +22,10 @@ public final class StandardOutputSink: Sink {
         self.descriptor = descriptor
     }
 
-    public func open(_ context: SinkContext) async throws -> StreamPosition? { nil }
+    public func open(_ context: SinkContext) async throws -> StreamPosition? {
+        encoder.use(context.model)
+        return nil
+    }
 
     public func deliver(_ records: [StreamRecord]) async throws {
         buffer.removeAll(keepingCapacity: true)

@@ -12,6 +12,7 @@ import Tributary
 public struct CloudEventsEncoder: RecordEncoder {
     private var json = JSONWriter()
     private var texts = RecordTexts()
+    private var marking = BlobMarking()
 
     /// An encoder.
     public init() {}
@@ -31,7 +32,7 @@ public struct CloudEventsEncoder: RecordEncoder {
             o.object { d in
                 d.field("position", record.position.description)
                 RecordBody.writeTransaction(record, texts: texts, to: &d)
-                RecordBody.write(record, texts: &texts, to: &d)
+                RecordBody.write(record, texts: &texts, marking: marking, to: &d)
             }
         }
         buffer.append(contentsOf: json.bytes)
@@ -40,7 +41,10 @@ public struct CloudEventsEncoder: RecordEncoder {
 
     /// A schema record as the event `tributary.schema`, subject the store, with the native
     /// schema record as `data`.
+    public mutating func use(_ model: ManagedObjectModel) { marking = BlobMarking(model) }
+
     public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
+        use(record.change.model)
         record.appendCloudEvent(type: "tributary.schema", into: &buffer)
     }
 }

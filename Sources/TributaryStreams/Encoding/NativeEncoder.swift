@@ -14,6 +14,8 @@ import Tributary
 public struct NativeEncoder: RecordEncoder {
     private var json = JSONWriter()
     private var texts = RecordTexts()
+    /// The attributes whose blobs are marked apart from text (``BlobMarking``).
+    private var marking = BlobMarking()
     /// Dates by property index (each column's dates tend to share a day).
     private var dates: [DateTexts] = []
     /// The property names of the last records, by position, and where their JSON strings are
@@ -43,10 +45,17 @@ public struct NativeEncoder: RecordEncoder {
             o.field("position", record.position.description)
             o.field("storeID", texts.store)
             RecordBody.writeTransaction(record, texts: texts, to: &o)
-            RecordBody.write(record, texts: &texts, to: &o)
+            RecordBody.write(record, texts: &texts, marking: marking, to: &o)
         }
         buffer.append(contentsOf: json.bytes)
         buffer.append(0x0A)
+    }
+
+    public mutating func use(_ model: ManagedObjectModel) { marking = BlobMarking(model) }
+
+    public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
+        use(record.change.model)
+        record.appendNative(into: &buffer)
     }
 
     /// Inserts and reads without links, excluded values, a move or a declared key (nearly every record of a bulk
@@ -60,6 +69,7 @@ public struct NativeEncoder: RecordEncoder {
                 appendName(properties[k].name, at: k, to: &buffer)
                 switch properties[k].after {
                 case .date(let date)?: appendDate(date, at: k, to: &buffer)
+                case .data(let bytes)? where marking.marks(record.entityName, properties[k].name): Self.appendMarkedBlob(bytes, to: &buffer)
                 case let value?: Self.appendValue(value, to: &buffer)
                 case nil: Self.append("null", to: &buffer)
                 }
@@ -100,7 +110,13 @@ public struct NativeEncoder: RecordEncoder {
             case .text(let utf8)?: JSONWriter.appendString(utf8: utf8, to: &buffer)
             case .integer(let i)?: Self.appendDigits(i, to: &buffer)
             case .date(let seconds)?: appendDate(Date(timeIntervalSince1970: seconds), at: k, to: &buffer)
-            case let value?: Self.appendValue(value.attributeValue(storeID: storeID), to: &buffer)
+            case let value?:
+                let value = value.attributeValue(storeID: storeID)
+                if case .data(let bytes) = value, marking.marks(change.entityName, property.name) {
+                    Self.appendMarkedBlob(bytes, to: &buffer)
+                } else {
+                    Self.appendValue(value, to: &buffer)
+                }
             }
             k += 1
         }
@@ -223,6 +239,13 @@ public struct NativeEncoder: RecordEncoder {
     }
 
     /// A value as ``JSONWriter/value(_:)`` writes it.
+    /// A blob in an attribute that is not binary, as ``BlobMarking`` marks it: `{"base64":"…"}`.
+    private static func appendMarkedBlob(_ bytes: Data, to buffer: inout [UInt8]) {
+        var json = JSONWriter()
+        json.object { $0.field("base64", .string(bytes.base64EncodedString())) }
+        buffer.append(contentsOf: json.bytes)
+    }
+
     static func appendValue(_ value: AttributeValue, to buffer: inout [UInt8]) {
         switch value {
         case .null: append("null", to: &buffer)

@@ -19,6 +19,13 @@ public protocol RecordEncoder {
     /// Appends the capture gap record `record` as one JSON line to `buffer` (by default, the
     /// native form: ``CaptureGapRecord``'s fields with `"type":"captureGap"`).
     mutating func encodeGap(_ record: CaptureGapRecord, into buffer: inout [UInt8])
+    /// Takes `model` as the source's model from here on, for what an encoding writes by it
+    /// (``BlobMarking``; a schema record's model is taken as it is encoded). By default, nothing.
+    mutating func use(_ model: ManagedObjectModel)
+}
+
+extension RecordEncoder {
+    public mutating func use(_ model: ManagedObjectModel) {}
 }
 
 /// The record encodings a stream can use.
@@ -58,8 +65,9 @@ enum RecordBody {
     /// Writes `entity`, `objectID`, `type`, `movedFrom` or `movedTo` when set, `key` when the
     /// table declares one (``StreamRecord/key``), then `after` and
     /// `relationships` (insert, read), `updatedProperties` (update) or `before` (delete), and
-    /// `excluded`, as `history --json` does.
-    static func write(_ record: StreamRecord, texts: inout RecordTexts, to o: inout JSONWriter) {
+    /// `excluded`, as `history --json` does, with blobs in attributes that are not binary
+    /// marked by `marking`.
+    static func write(_ record: StreamRecord, texts: inout RecordTexts, marking: BlobMarking, to o: inout JSONWriter) {
         o.field("entity", record.entityName)
         o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
@@ -71,7 +79,7 @@ enum RecordBody {
         case .update: type = .update
         case .delete: type = .delete
         }
-        PersistentHistoryChange.writeValues(record.properties, of: type, omittingExcludedValues: true, to: &o)
+        PersistentHistoryChange.writeValues(record.properties, of: type, omittingExcludedValues: true, blobsMarked: marking.names(of: record.entityName), to: &o)
     }
 
     /// Writes the transaction's fields: token, index, timestamp, author, context name, and

@@ -278,8 +278,8 @@ extension RecordJSONParser {
             case 0x7B, 0x5B: return false
             default:
                 switch try number() {
-                case .integer(let n): value = AttributeValue.integer(n).coerced(to: type) ?? .integer(n)
-                case .double(let d): value = AttributeValue.double(d).coerced(to: type) ?? .double(d)
+                case .integer(let n): value = ReplayChange.number(.integer(n), as: type)
+                case .double(let d): value = ReplayChange.number(.double(d), as: type)
                 default: return false
                 }
             }

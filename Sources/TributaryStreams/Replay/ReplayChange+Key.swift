@@ -1,9 +1,9 @@
 import Tributary
 
 extension ReplayChange {
-    /// The values of a record's `key` object (``key``), converted to `entity`'s attribute
-    /// types; empty when the record has none. A name the entity does not have is
-    /// `unknownProperty`, a value of the wrong type `typeMismatch`, as for the record's values.
+    /// The values of a record's `key` object (``key``), read for `entity`'s attribute types
+    /// as the record's values are (``convert(_:to:name:)``); empty when the record has none.
+    /// A name the entity does not have is `unknownProperty`.
     static func declaredKey(_ value: JSONValue?, of entity: EntityDescription) throws -> [String: AttributeValue] {
         guard let value, value != .null else { return [:] }
         guard case .object(let fields) = value else { throw bad("the key of a \(entity.name) record is not an object") }

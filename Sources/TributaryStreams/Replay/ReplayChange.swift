@@ -2,7 +2,8 @@ import Foundation
 import Tributary
 
 /// One record of a stream read back for replay: what to do to which object, with values
-/// converted to the model's types.
+/// converted to the model's types where the stream spells them so, and as the source held
+/// them otherwise (``convert(_:to:name:)``).
 ///
 /// ```swift
 /// let change = try ReplayChange(line: line, format: .native, model: model)
@@ -58,7 +59,7 @@ public struct ReplayChange: Sendable {
     /// The row's key as its table declares it, when that is not the object's key
     /// (`StreamRecord.key`, as `PersistentHistoryChange.key`: an adopted table's text or
     /// composite key): its values after an insert or a snapshot read, before an update or a
-    /// delete, converted to the model's attribute types; empty for every other entity. Read
+    /// delete, read for the model's attribute types as values are; empty for every other entity. Read
     /// from the record's `key` in every format (Debezium's beside the envelope).
     ///
     /// ```swift
@@ -68,7 +69,7 @@ public struct ReplayChange: Sendable {
     /// ```
     public var key: [String: AttributeValue] = [:]
 
-    /// Parses a record line of `format`, converting values to `model`'s attribute types.
+    /// Parses a record line of `format`, reading values for `model`'s attribute types (``convert(_:to:name:)``).
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
         try self.init(line: line, format: format, model: model, ids: ObjectIDReader(), native: NativeRecordReader())
     }
@@ -207,42 +208,65 @@ public struct ReplayChange: Sendable {
 
     /// A JSON value read for an attribute of `type`: by the stream's spelling of that type
     /// where it is written so, else as the source held it (another program may store any
-    /// class in any column: 42 in an untyped one, 'nan' in a `REAL` one), for replay to write
-    /// as given (``ReplayApplier``; ``isAsStored(_:for:)`` tells them apart).
+    /// class in any column: 42 in an untyped one, 'nan' in a `REAL` one, a date's seconds
+    /// outside the years ISO 8601 writes), for replay to write as given (``ReplayApplier``;
+    /// ``isAsStored(_:for:)`` tells them apart).
     static func convert(_ value: JSONValue, to type: AttributeType, name: String) throws -> AttributeValue {
         switch value {
         case .null: return .null
         case .string(let text): return Self.value(ofText: text, as: type)
-        case .integer(let i): return AttributeValue.integer(i).coerced(to: type) ?? .integer(i)
-        case .double(let d): return AttributeValue.double(d).coerced(to: type) ?? .double(d)
+        case .integer(let i): return Self.number(.integer(i), as: type)
+        case .double(let d): return Self.number(.double(d), as: type)
         case .bool(let b):
             guard let converted = AttributeValue.bool(b).coerced(to: type) else { break }
             return converted
-        case .array, .object: break
+        case .object(let fields):
+            // A blob in an attribute that is not binary, marked apart from text (``BlobMarking``).
+            guard fields.count == 1, case .string(let text)? = fields["base64"], let bytes = Data(base64Encoded: text) else { break }
+            return .data(bytes)
+        case .array: break
         }
         throw TributaryError(.typeMismatch, "'\(name)' holds \(value), which a \(type.rawValue) attribute does not store",
-                             hint: "a stream holds JSON arrays and objects for links only, and true or false for booleans; the stream was edited")
+                             hint: "a stream holds JSON arrays for links, objects for links and marked blobs ({\"base64\":…}), and true or false for booleans; the stream was edited")
     }
 
-    /// A JSON string read for an attribute of `type`, as streams write that type: dates,
-    /// UUIDs and data as text, a double's infinity as `"Infinity"` or `"-Infinity"`
-    /// (``JSONWriter``). Any other string is text the source held (another program wrote
-    /// `'nan'`, `'0x1p3'` or `'yes'` into a number or boolean column), kept as that text: a
-    /// lenient parse replayed it as another value (NaN as NULL, 8.0, true).
+    /// A JSON number read for an attribute of `type`: converted where that loses nothing (a
+    /// date's seconds within the years Tributary stores), else as given.
+    static func number(_ value: AttributeValue, as type: AttributeType) -> AttributeValue {
+        switch value.coerced(to: type) {
+        case .date(let date)? where !ISO8601.isSupported(date): return value
+        case let converted?: return converted
+        case nil: return value
+        }
+    }
+
+    /// A JSON string read for an attribute of `type`, as streams write that type: dates in
+    /// ISO 8601, UUIDs, data in base64, a double's infinity (a date's too) as `"Infinity"` or
+    /// `"-Infinity"` (``JSONWriter``). Any other string is text the source held (another
+    /// program wrote `'nan'`, `'0x1p3'` or `'yes'` into a number, boolean or date column),
+    /// kept as that text: a lenient parse replayed it as another value (NaN as NULL, 8.0,
+    /// true). The one ambiguity is the text `'Infinity'` in a number, boolean or date
+    /// attribute, read as the infinity streams spell so (and an infinity in any other
+    /// attribute, read as that text).
     static func value(ofText text: String, as type: AttributeType) -> AttributeValue {
         switch (type, text) {
         case (.string, _): return .string(text)
-        case (.double, "Infinity"), (.integer, "Infinity"), (.bool, "Infinity"): return .double(.infinity)
-        case (.double, "-Infinity"), (.integer, "-Infinity"), (.bool, "-Infinity"): return .double(-.infinity)
+        case (.double, "Infinity"), (.integer, "Infinity"), (.bool, "Infinity"), (.date, "Infinity"): return .double(.infinity)
+        case (.double, "-Infinity"), (.integer, "-Infinity"), (.bool, "-Infinity"), (.date, "-Infinity"): return .double(-.infinity)
         case (.integer, _), (.double, _), (.bool, _): return .string(text)
+        case (.date, _): return ISO8601.date(from: text).map { .date($0) } ?? .string(text)
         default: return (try? AttributeValue.parse(text, as: type)) ?? .string(text)
         }
     }
 
-    /// Whether `value`, read for an attribute of `type`, is kept as the source stored it: of
-    /// another class than the attribute's (`tributary verify` counts them).
+    /// Whether `value`, read for an attribute of `type`, is kept as the source stored it: not
+    /// of the attribute's own kind (`tributary verify` counts them).
     static func isAsStored(_ value: AttributeValue, for type: AttributeType) -> Bool {
-        value != .null && value.coerced(to: type) == nil
+        switch (value, type) {
+        case (.null, _), (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool), (.uuid, .uuid), (.data, .binary): return false
+        case (.date(let date), .date): return !ISO8601.isSupported(date)
+        default: return true
+        }
     }
 
     /// The key of a native `movedFrom` or `movedTo` (an object ID of the same entity); nil when absent.

@@ -36,9 +36,9 @@ public struct StreamVerifier {
         public var last: StreamPosition?
         /// Schema records (model changes) among the records, when models were checked.
         public var schemaRecords = 0
-        /// Values that do not hold their attribute's type in the model at their position (as
-        /// the store held them: another program wrote them, or dates out of range), and where
-        /// the first is; replay refuses such a record.
+        /// Values of another class than their attribute's type in the model at their position
+        /// (as the store held them: another program wrote them, or a date's seconds out of
+        /// range); replay writes them as given.
         public var valueMismatches = 0
         /// The first of them, with its segment and position.
         public var firstValueMismatch: String?
