@@ -61,7 +61,7 @@ extension PersistentHistoryChange {
             o.field("objectID", .objectID(changedObjectID))
             o.field("type", changeType.rawValue)
             Self.writeMove(movedFrom: movedFrom, movedTo: movedTo, to: &o)
-            Self.writeKey(key, to: &o)
+            Self.writeKey(key, blobsMarked: blobsMarked, to: &o)
             Self.writeValues(properties, of: changeType, omittingExcludedValues: false, blobsMarked: blobsMarked, to: &o)
         }
     }
@@ -84,10 +84,12 @@ extension PersistentHistoryChange {
     /// ```swift
     /// json.object { o in PersistentHistoryChange.writeKey(change.key, to: &o) }   // "key":{"email":"ann@example.com"}
     /// ```
-    public static func writeKey(_ key: [String: AttributeValue], to o: inout JSONWriter) {
+    public static func writeKey(_ key: [String: AttributeValue], blobsMarked: Set<String> = [], to o: inout JSONWriter) {
         guard !key.isEmpty else { return }
         o.key("key")
-        o.object { values in for (name, value) in key.sorted(by: { $0.key < $1.key }) { values.field(name, value) } }
+        o.object { values in
+            for (name, value) in key.sorted(by: { $0.key < $1.key }) { writeField(name, value, markingBlob: blobsMarked.contains(name), to: &values) }
+        }
     }
 
     /// Writes a change's values into the open object `o`, as `history --json` and the

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Tributary
-import TributaryStreams
 
 /// `tributary history STORE [filters] [--limit N] [--reverse] [--follow] [--oneline | --json | --count]`.
 struct HistoryCommand: AsyncParsableCommand {
@@ -66,13 +65,12 @@ struct HistoryCommand: AsyncParsableCommand {
         if follow { bounded.through = head }
         var printed = 0
         let maximum = limit ?? Int.max
-        // Blobs other programs stored in attributes that are not binary, marked apart from text as streams mark them.
-        let marking = coordinator.persistentStores.first.map { BlobMarking($0.model) } ?? BlobMarking()
+        let lines = TransactionJSON(coordinator: coordinator)
         let write: @Sendable ([PersistentHistoryTransaction]) -> Void = { [json, oneline, maxChanges] transactions in
             var out = ""
             for transaction in transactions {
                 if json {
-                    out += transaction.jsonLine(blobsMarked: marking.names(of:)) + "\n"
+                    out += lines.line(transaction) + "\n"
                 } else if oneline {
                     out += HistoryFormatter.oneline(transaction) + "\n"
                 } else {

@@ -46,10 +46,11 @@ struct TailCommand: AsyncParsableCommand {
     func run() async throws {
         let coordinator = try consumer == nil ? storeOptions.openForHistory() : storeOptions.open()
         let filter = try filters.filter(checkedIn: coordinator)
+        let lines = TransactionJSON(coordinator: coordinator)
         var start: PersistentHistoryToken?
         if consumer == nil {
             let head = try coordinator.currentPersistentHistoryToken()
-            try printLast(coordinator, filter: filter, through: head)
+            try printLast(coordinator, filter: filter, through: head, lines: lines)
             guard follow else { return }
             start = filter.after.map { max($0, head) } ?? head
         }
@@ -58,17 +59,17 @@ struct TailCommand: AsyncParsableCommand {
             var printed = 0
             try await watcher.deliverPending { batch in
                 printed += batch.count
-                write(batch)
+                write(batch, lines: lines)
             }
             if printed == 0 && !json { Console.print("(0 transactions)") }
             return
         }
-        try await HistoryFollowing.untilSignalled(watcher, command: "tail") { write($0) }
+        try await HistoryFollowing.untilSignalled(watcher, command: "tail") { write($0, lines: lines) }
     }
 
     /// Prints the last `count` transactions matching `filter` up to `through`, oldest first,
     /// reading history backwards a page at a time.
-    private func printLast(_ coordinator: PersistentStoreCoordinator, filter: HistoryFilter, through head: PersistentHistoryToken) throws {
+    private func printLast(_ coordinator: PersistentStoreCoordinator, filter: HistoryFilter, through head: PersistentHistoryToken, lines: TransactionJSON) throws {
         guard count > 0 else { return }
         var bounded = filter
         bounded.through = filter.through.map { min($0, head) } ?? head
@@ -77,17 +78,17 @@ struct TailCommand: AsyncParsableCommand {
             last.append(transaction)
             return last.count < count
         }
-        write(Array(last.reversed()))
+        write(Array(last.reversed()), lines: lines)
         if last.isEmpty && !follow && !json { Console.print("(0 transactions)") }
     }
 
     /// Writes transactions straight to standard output (not through a buffer), before
     /// the consumer is committed, so that a killed tail has printed all it committed.
-    private func write(_ transactions: [PersistentHistoryTransaction]) {
+    private func write(_ transactions: [PersistentHistoryTransaction], lines: TransactionJSON) {
         guard !transactions.isEmpty else { return }
         var out = ""
         for transaction in transactions {
-            out += json ? transaction.jsonLine + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges, colour: Console.usesColour).joined(separator: "\n") + "\n"
+            out += json ? lines.line(transaction) + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges, colour: Console.usesColour).joined(separator: "\n") + "\n"
         }
         FileHandle.standardOutput.write(Data(out.utf8))
     }

@@ -23,16 +23,19 @@ struct StandardOutputExport {
         let follower = try HistoryFollower(coordinator: coordinator, consumerName: commitConsumer ? options.consumerName : nil, filter: options.filter)
         var after = options.filter.after?.value ?? 0
         if commitConsumer { after = max(after, try follower.start(at: .oldest).value) }
-        // The model in force where the stream starts: the rows' now for a snapshot; schema records give the next.
-        let then = options.snapshot ? nil : try? coordinator.model(at: PersistentHistoryToken(value: after, storeID: storeID))
-        if let model = then ?? coordinator.persistentStores.first?.model { encoder.use(model) }
+        // The model each record was made under, for what the encoder writes by it.
+        var spans = ModelSpans(coordinator: coordinator)
+        func encode(_ record: StreamRecord) {
+            if let model = spans.model(at: record.position.token) { encoder.use(model) }
+            encoder.encode(record, into: &buffer)
+        }
         if options.snapshot {
             var token = Int64(0)
             var index = 0
             let now = options.clock()
             try coordinator.enumerateSnapshot(entities: options.filter.entities, begin: { token = $0.value }) { object in
                 let position = StreamPosition(token: token, index: index, isSnapshot: true)
-                encoder.encode(StreamRecord(snapshot: object, position: position, timestamp: now, excluding: options.excludedProperties), into: &buffer)
+                encode(StreamRecord(snapshot: object, position: position, timestamp: now, excluding: options.excludedProperties))
                 index += 1
                 drain(force: false)
             }
@@ -49,7 +52,7 @@ struct StandardOutputExport {
                 encoder.encodeGap(CaptureGapRecord(event, storeID: storeID), into: &buffer)
                 drain(force: false)
             }) { view in
-                encoder.encode(try StreamRecord(view, excluding: options.excludedProperties), into: &buffer)
+                encode(try StreamRecord(view, excluding: options.excludedProperties))
                 drain(force: false)
             }
             drain(force: true)

@@ -39,10 +39,10 @@ public struct CloudEventsEncoder: RecordEncoder {
         buffer.append(0x0A)
     }
 
-    /// A schema record as the event `tributary.schema`, subject the store, with the native
-    /// schema record as `data`.
     public mutating func use(_ model: ManagedObjectModel) { marking = BlobMarking(model) }
 
+    /// A schema record as the event `tributary.schema`, subject the store, with the native
+    /// schema record as `data`; its model is the encoder's from here on (``use(_:)``).
     public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
         use(record.change.model)
         record.appendCloudEvent(type: "tributary.schema", into: &buffer)

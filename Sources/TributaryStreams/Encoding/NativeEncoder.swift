@@ -53,6 +53,7 @@ public struct NativeEncoder: RecordEncoder {
 
     public mutating func use(_ model: ManagedObjectModel) { marking = BlobMarking(model) }
 
+    /// The schema record in the native form; its model is the encoder's from here on (``use(_:)``).
     public mutating func encodeSchema(_ record: SchemaRecord, into buffer: inout [UInt8]) {
         use(record.change.model)
         record.appendNative(into: &buffer)

@@ -72,14 +72,15 @@ enum RecordBody {
         o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
         PersistentHistoryChange.writeMove(movedFrom: record.movedFrom, movedTo: record.movedTo, to: &o)
-        PersistentHistoryChange.writeKey(record.key, to: &o)
+        let marked = marking.names(of: record.entityName)
+        PersistentHistoryChange.writeKey(record.key, blobsMarked: marked, to: &o)
         let type: PersistentHistoryChangeType
         switch record.operation {
         case .create, .read: type = .insert
         case .update: type = .update
         case .delete: type = .delete
         }
-        PersistentHistoryChange.writeValues(record.properties, of: type, omittingExcludedValues: true, blobsMarked: marking.names(of: record.entityName), to: &o)
+        PersistentHistoryChange.writeValues(record.properties, of: type, omittingExcludedValues: true, blobsMarked: marked, to: &o)
     }
 
     /// Writes the transaction's fields: token, index, timestamp, author, context name, and

@@ -29,8 +29,8 @@ public final class StreamExporter {
     private var recordEncoder: any RecordEncoder
     /// The native encoder when the format is native: history inserts go through it in place.
     private var native: NativeEncoder?
-    /// Whether the encoders were given the model in force where the export goes on.
-    private var encodersHaveModel = false
+    /// The model in force over the tokens exported (``useModel(at:)``).
+    private var modelSpans: ModelSpans
     private var frameEncoder: ZstdFrameEncoder
     private var writer: SegmentWriter?
     private var committed: Int64 = 0
@@ -83,6 +83,7 @@ public final class StreamExporter {
         frameEncoder = try ZstdFrameEncoder(level: options.compressionLevel, dictionary: dictionary)
         recordEncoder = options.format.makeEncoder(clock: options.clock)
         native = options.format == .native ? NativeEncoder() : nil
+        modelSpans = ModelSpans(coordinator: coordinator)
         training = options.dictionary && dictionary == nil && manifest.segments.isEmpty
         let consumer = try existing ?? coordinator.registerHistoryConsumer(options.consumerName, startingAt: .oldest)
         committed = consumer.token.value
@@ -117,7 +118,6 @@ public final class StreamExporter {
     public func exportOnce(progress: (ExportSummary) -> Void = { _ in }) throws -> ExportSummary {
         var summary = ExportSummary()
         if options.snapshot, manifest.segments.isEmpty, manifest.snapshot == nil {
-            if let model = coordinator.persistentStores.first?.model { useModel(model) }
             try exportSnapshot(&summary, progress: progress)
         }
         // A stream continues from what it holds, even if its consumer was moved past that
@@ -127,9 +127,6 @@ public final class StreamExporter {
         if manifest.segments.isEmpty, manifest.snapshot == nil, manifest.completeThrough == 0 { after = committed }
         if let last = manifest.last { after = max(after, last.completeToken) }
         let current = try follower.head(after: after)
-        if !encodersHaveModel, let model = (try? coordinator.model(at: PersistentHistoryToken(value: after, storeID: storeID))) ?? coordinator.persistentStores.first?.model {
-            useModel(model)
-        }
         if let chain = manifest.chain { try follower.requireHistory(hash: chain.hash, at: chain.token, recordedBy: "the stream in \(directory.path)") }
         let resumeAfter = manifest.last.flatMap { $0.isSnapshot ? nil : (token: $0.token, index: $0.index) }
         let inPlace = native != nil && options.excludedProperties.isEmpty
@@ -142,6 +139,7 @@ public final class StreamExporter {
             let complete = HistoryFollower.completeToken(view.token.value, isSnapshot: false)
             // Inserts (most of a bulk load) are encoded straight from the history payload.
             line.removeAll(keepingCapacity: true)
+            useModel(at: position.token)
             if inPlace, try native!.encodeInsert(view, position: position, storeID: storeID, into: &line) {
                 try emitLine(position: position, timestamp: view.timestamp, completeThrough: complete, summary: &summary)
             } else {
@@ -174,18 +172,19 @@ public final class StreamExporter {
         try finishPass(completeThrough: manifest.snapshot!.token, summary: &summary)
     }
 
-    /// Gives the encoders `model`, the model in force where they go on (``BlobMarking``);
-    /// schema records give them the next ones.
-    private func useModel(_ model: ManagedObjectModel) {
+    /// Gives the encoders the model in force at `token` when it may differ from the one they
+    /// have (``ModelSpans``), for what they write by it (``BlobMarking``).
+    private func useModel(at token: Int64) {
+        guard let model = modelSpans.model(at: token) else { return }
         recordEncoder.use(model)
         native?.use(model)
-        encodersHaveModel = true
     }
 
     /// Encodes and writes one record; `completeThrough` is the newest token whose changes are
     /// all written once this record is (nil inside a snapshot, which commits nothing until whole).
     private func emit(_ record: StreamRecord, completeThrough: Int64?, summary: inout ExportSummary) throws {
         line.removeAll(keepingCapacity: true)
+        useModel(at: record.position.token)
         if native != nil { native!.encode(record, into: &line) } else { recordEncoder.encode(record, into: &line) }
         try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: completeThrough, summary: &summary)
     }
@@ -195,7 +194,6 @@ public final class StreamExporter {
     private func emitSchema(_ record: SchemaRecord, summary: inout ExportSummary) throws {
         line.removeAll(keepingCapacity: true)
         recordEncoder.encodeSchema(record, into: &line)
-        native?.use(record.change.model)
         pendingModels.append(StreamManifest.ModelVersion(position: record.position, version: record.change.toVersion))
         summary.schemaRecords += 1
         try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: record.position.token, summary: &summary)
