@@ -100,7 +100,7 @@ extension PersistentHistoryChange {
     ///
     /// A blob in a property `blobsMarked` names (an attribute that is not binary, where another
     /// program stored one: an untyped or `TEXT` column) is written as `{"base64":"…"}`, apart
-    /// from text; a binary attribute's bytes are a base64 string (``writeField(_:_:markingBlob:to:)``).
+    /// from text, which replay reads back as a blob; a binary attribute's bytes are a base64 string.
     ///
     /// ```swift
     /// json.object { o in PersistentHistoryChange.writeValues(change.properties, of: .update, omittingExcludedValues: false, to: &o) }

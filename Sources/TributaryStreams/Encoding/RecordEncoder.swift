@@ -19,8 +19,9 @@ public protocol RecordEncoder {
     /// Appends the capture gap record `record` as one JSON line to `buffer` (by default, the
     /// native form: ``CaptureGapRecord``'s fields with `"type":"captureGap"`).
     mutating func encodeGap(_ record: CaptureGapRecord, into buffer: inout [UInt8])
-    /// Takes `model` as the source's model from here on, for what an encoding writes by it
-    /// (``BlobMarking``; a schema record's model is taken as it is encoded). By default, nothing.
+    /// Takes `model` as the source's model from here on, for what an encoding writes by it: a
+    /// blob in an attribute that is not binary is written `{"base64":"…"}`, apart from text (a
+    /// schema record's model is taken as it is encoded). By default, nothing.
     mutating func use(_ model: ManagedObjectModel)
 }
 

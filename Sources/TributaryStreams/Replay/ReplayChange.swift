@@ -3,7 +3,7 @@ import Tributary
 
 /// One record of a stream read back for replay: what to do to which object, with values
 /// converted to the model's types where the stream spells them so, and as the source held
-/// them otherwise (``convert(_:to:name:)``).
+/// them otherwise (42 in a string attribute, 'nan' in a double one), for replay to write as given.
 ///
 /// ```swift
 /// let change = try ReplayChange(line: line, format: .native, model: model)
@@ -69,7 +69,7 @@ public struct ReplayChange: Sendable {
     /// ```
     public var key: [String: AttributeValue] = [:]
 
-    /// Parses a record line of `format`, reading values for `model`'s attribute types (``convert(_:to:name:)``).
+    /// Parses a record line of `format`, reading values for `model`'s attribute types.
     public init(line: ArraySlice<UInt8>, format: StreamFormat, model: ManagedObjectModel) throws {
         try self.init(line: line, format: format, model: model, ids: ObjectIDReader(), native: NativeRecordReader())
     }
