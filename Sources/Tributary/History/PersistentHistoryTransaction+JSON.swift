@@ -1,3 +1,5 @@
+import Foundation
+
 extension PersistentHistoryTransaction {
     /// The NDJSON record of the transaction, as `tributary history --json` prints it:
     /// `token`, `timestamp`, `author`, `contextName`, `reason`, `processID`, `processName`, `changes`,
@@ -167,7 +169,13 @@ extension PersistentHistoryChange {
             return
         }
         o.key(name)
-        o.object { $0.field("base64", .string(bytes.base64EncodedString())) }
+        writeMarkedBlob(bytes, to: &o)
+    }
+
+    /// Writes a blob in an attribute that is not binary as the value `{"base64":"…"}`: the one
+    /// spelling every JSON form uses for it, and replay reads.
+    package static func writeMarkedBlob(_ bytes: Data, to json: inout JSONWriter) {
+        json.object { $0.field("base64", .string(bytes.base64EncodedString())) }
     }
 
     /// Writes a to-many membership change as `"name": {"added": […], "removed": […]}`.

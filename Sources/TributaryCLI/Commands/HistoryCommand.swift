@@ -66,11 +66,11 @@ struct HistoryCommand: AsyncParsableCommand {
         var printed = 0
         let maximum = limit ?? Int.max
         let lines = TransactionJSON(coordinator: coordinator)
-        let write: @Sendable ([PersistentHistoryTransaction]) -> Void = { [json, oneline, maxChanges] transactions in
+        let write: @Sendable ([PersistentHistoryTransaction]) throws -> Void = { [json, oneline, maxChanges] transactions in
             var out = ""
             for transaction in transactions {
                 if json {
-                    out += lines.line(transaction) + "\n"
+                    out += try lines.line(transaction) + "\n"
                 } else if oneline {
                     out += HistoryFormatter.oneline(transaction) + "\n"
                 } else {
@@ -82,7 +82,7 @@ struct HistoryCommand: AsyncParsableCommand {
         if maximum > 0 {
             if reverse {
                 try HistoryPages.newestFirst(coordinator, filter: bounded) { transaction in
-                    write([transaction])
+                    try write([transaction])
                     printed += 1
                     return printed < maximum
                 }
@@ -92,7 +92,7 @@ struct HistoryCommand: AsyncParsableCommand {
                 do {
                     try coordinator.enumerateHistory(request) { batch in
                         let part = Array(batch.prefix(maximum - printed))
-                        write(part)
+                        try write(part)
                         printed += part.count
                         if printed >= maximum { throw HistoryPages.Enough() }
                     }

@@ -59,12 +59,12 @@ struct TailCommand: AsyncParsableCommand {
             var printed = 0
             try await watcher.deliverPending { batch in
                 printed += batch.count
-                write(batch, lines: lines)
+                try write(batch, lines: lines)
             }
             if printed == 0 && !json { Console.print("(0 transactions)") }
             return
         }
-        try await HistoryFollowing.untilSignalled(watcher, command: "tail") { write($0, lines: lines) }
+        try await HistoryFollowing.untilSignalled(watcher, command: "tail") { try write($0, lines: lines) }
     }
 
     /// Prints the last `count` transactions matching `filter` up to `through`, oldest first,
@@ -78,17 +78,17 @@ struct TailCommand: AsyncParsableCommand {
             last.append(transaction)
             return last.count < count
         }
-        write(Array(last.reversed()), lines: lines)
+        try write(Array(last.reversed()), lines: lines)
         if last.isEmpty && !follow && !json { Console.print("(0 transactions)") }
     }
 
     /// Writes transactions straight to standard output (not through a buffer), before
     /// the consumer is committed, so that a killed tail has printed all it committed.
-    private func write(_ transactions: [PersistentHistoryTransaction], lines: TransactionJSON) {
+    private func write(_ transactions: [PersistentHistoryTransaction], lines: TransactionJSON) throws {
         guard !transactions.isEmpty else { return }
         var out = ""
         for transaction in transactions {
-            out += json ? lines.line(transaction) + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges, colour: Console.usesColour).joined(separator: "\n") + "\n"
+            out += json ? try lines.line(transaction) + "\n" : HistoryFormatter.lines(transaction, maxChanges: maxChanges, colour: Console.usesColour).joined(separator: "\n") + "\n"
         }
         FileHandle.standardOutput.write(Data(out.utf8))
     }

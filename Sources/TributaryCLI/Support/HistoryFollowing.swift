@@ -10,7 +10,7 @@ enum HistoryFollowing {
     /// store put in its place), or a model another process changed (`adopt` again, a
     /// migration: only opening the store again reads it) ends it with that error; other
     /// failures are reported as warnings naming `command` and retried.
-    static func untilSignalled(_ watcher: HistoryWatcher, command: String, write: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) async throws {
+    static func untilSignalled(_ watcher: HistoryWatcher, command: String, write: @escaping @Sendable ([PersistentHistoryTransaction]) throws -> Void) async throws {
         let fatal = Mutex<(any Error)?>(nil)
         try await Interruption.cancellingOnSignals {
             await watcher.run(reporting: { event in
@@ -21,7 +21,7 @@ enum HistoryFollowing {
                 } else {
                     Console.warn("\(command): \(failure.error) (attempt \(failure.attempt), retrying in \(failure.retryIn))")
                 }
-            }) { batch in write(batch) }
+            }) { batch in try write(batch) }
         }
         if let error = fatal.withLock({ $0 }) { throw error }
     }

@@ -25,8 +25,8 @@ struct StandardOutputExport {
         if commitConsumer { after = max(after, try follower.start(at: .oldest).value) }
         // The model each record was made under, for what the encoder writes by it.
         var spans = ModelSpans(coordinator: coordinator)
-        func encode(_ record: StreamRecord) {
-            if let model = spans.model(at: record.position.token) { encoder.use(model) }
+        func encode(_ record: StreamRecord) throws {
+            if let model = try spans.model(at: record.position.token) { encoder.use(model) }
             encoder.encode(record, into: &buffer)
         }
         if options.snapshot {
@@ -35,7 +35,7 @@ struct StandardOutputExport {
             let now = options.clock()
             try coordinator.enumerateSnapshot(entities: options.filter.entities, begin: { token = $0.value }) { object in
                 let position = StreamPosition(token: token, index: index, isSnapshot: true)
-                encode(StreamRecord(snapshot: object, position: position, timestamp: now, excluding: options.excludedProperties))
+                try encode(StreamRecord(snapshot: object, position: position, timestamp: now, excluding: options.excludedProperties))
                 index += 1
                 drain(force: false)
             }
@@ -52,7 +52,7 @@ struct StandardOutputExport {
                 encoder.encodeGap(CaptureGapRecord(event, storeID: storeID), into: &buffer)
                 drain(force: false)
             }) { view in
-                encode(try StreamRecord(view, excluding: options.excludedProperties))
+                try encode(try StreamRecord(view, excluding: options.excludedProperties))
                 drain(force: false)
             }
             drain(force: true)

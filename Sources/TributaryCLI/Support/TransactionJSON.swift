@@ -17,10 +17,11 @@ final class TransactionJSON: Sendable {
         state = Mutex((ModelSpans(coordinator: coordinator), BlobMarking()))
     }
 
-    /// `transaction`'s NDJSON line (``PersistentHistoryTransaction/jsonLine``).
-    func line(_ transaction: PersistentHistoryTransaction) -> String {
-        let marking = state.withLock { state in
-            if let model = state.spans.model(at: transaction.token.value) { state.marking = BlobMarking(model) }
+    /// `transaction`'s NDJSON line (``PersistentHistoryTransaction/jsonLine``); throws what
+    /// reading the model at its token throws.
+    func line(_ transaction: PersistentHistoryTransaction) throws -> String {
+        let marking = try state.withLock { state in
+            if let model = try state.spans.model(at: transaction.token.value) { state.marking = BlobMarking(model) }
             return state.marking
         }
         return transaction.jsonLine(blobsMarked: marking.names(of:))

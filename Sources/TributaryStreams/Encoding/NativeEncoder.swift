@@ -243,7 +243,7 @@ public struct NativeEncoder: RecordEncoder {
     /// A blob in an attribute that is not binary, as ``BlobMarking`` marks it: `{"base64":"…"}`.
     private static func appendMarkedBlob(_ bytes: Data, to buffer: inout [UInt8]) {
         var json = JSONWriter()
-        json.object { $0.field("base64", .string(bytes.base64EncodedString())) }
+        PersistentHistoryChange.writeMarkedBlob(bytes, to: &json)
         buffer.append(contentsOf: json.bytes)
     }
 

@@ -19,13 +19,19 @@ package struct ModelSpans {
     }
 
     /// The model in force at `token` (the store's model where history keeps none) when
-    /// `token` is outside the span of the last one returned; nil inside it.
-    package mutating func model(at token: Int64) -> ManagedObjectModel? {
+    /// `token` is outside the span of the last one returned; nil inside it. Throws what
+    /// reading history throws.
+    package mutating func model(at token: Int64) throws -> ManagedObjectModel? {
         guard !tokens.contains(token), let store = coordinator.persistentStores.first else { return nil }
         let at = PersistentHistoryToken(value: token, storeID: store.identifier)
-        let next = (try? coordinator.schemaChanges(after: at).first)?.token.value
-        let end = next ?? ((try? coordinator.currentPersistentHistoryToken().value) ?? token) + 1
+        let end = try coordinator.schemaChanges(after: at).first?.token.value ?? coordinator.currentPersistentHistoryToken().value + 1
+        let model: ManagedObjectModel
+        do {
+            model = try coordinator.model(at: at)
+        } catch let error as TributaryError where error.code == .historyNotTracked {
+            model = store.model
+        }
         tokens = token..<max(end, token + 1)
-        return (try? coordinator.model(at: at)) ?? store.model
+        return model
     }
 }

@@ -139,7 +139,7 @@ public final class StreamExporter {
             let complete = HistoryFollower.completeToken(view.token.value, isSnapshot: false)
             // Inserts (most of a bulk load) are encoded straight from the history payload.
             line.removeAll(keepingCapacity: true)
-            useModel(at: position.token)
+            try useModel(at: position.token)
             if inPlace, try native!.encodeInsert(view, position: position, storeID: storeID, into: &line) {
                 try emitLine(position: position, timestamp: view.timestamp, completeThrough: complete, summary: &summary)
             } else {
@@ -174,8 +174,8 @@ public final class StreamExporter {
 
     /// Gives the encoders the model in force at `token` when it may differ from the one they
     /// have (``ModelSpans``), for what they write by it (``BlobMarking``).
-    private func useModel(at token: Int64) {
-        guard let model = modelSpans.model(at: token) else { return }
+    private func useModel(at token: Int64) throws {
+        guard let model = try modelSpans.model(at: token) else { return }
         recordEncoder.use(model)
         native?.use(model)
     }
@@ -184,7 +184,7 @@ public final class StreamExporter {
     /// all written once this record is (nil inside a snapshot, which commits nothing until whole).
     private func emit(_ record: StreamRecord, completeThrough: Int64?, summary: inout ExportSummary) throws {
         line.removeAll(keepingCapacity: true)
-        useModel(at: record.position.token)
+        try useModel(at: record.position.token)
         if native != nil { native!.encode(record, into: &line) } else { recordEncoder.encode(record, into: &line) }
         try emitLine(position: record.position, timestamp: record.timestamp, completeThrough: completeThrough, summary: &summary)
     }
