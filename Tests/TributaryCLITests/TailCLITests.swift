@@ -187,8 +187,10 @@ final class FollowingProcess: Sendable {
 }
 
 enum Wait {
-    /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-    static func until(_ timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+    /// Polls `condition` until it holds or `timeout` passes; returns whether it held. The
+    /// deadline is long because only a failing test pays it, and a full run on two loaded
+    /// cores can keep a process from its next step for many seconds.
+    static func until(_ timeout: Duration = .seconds(60), _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return true }

@@ -179,7 +179,7 @@ extension NotificationTests {
             try controller.performFetch()
             let feed = dir.file("posts.ndjson")
             try Data(#"{"externalID": "x-1", "title": "Post 0a", "createdAt": "2024-01-01T00:00:00Z"}"#.utf8 + [10]).write(to: feed)
-            let result = try TributaryBinary.run(TributaryBinary.url, ["import", url.path, "--entity", "Post", feed.path, "--author", "importer"])
+            let result = try await TributaryBinary.run(TributaryBinary.url, ["import", url.path, "--entity", "Post", feed.path, "--author", "importer"])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(await Wait.until { controller.fetchedObjectIDs.count == 3 })
             let ids = controller.fetchedObjectIDs

@@ -171,13 +171,13 @@ extension NotificationTests {
                 await watcher.run(reporting: { if case .woke = $0 { wakes.withLock { $0 += 1 } } }) { seen.append($0) }
             }
             try await Task.sleep(for: .milliseconds(20))  // let the loop start listening
-            let update = try TributaryBinary.run(TributaryBinary.url, ["update", path, "--entity", "Post", "--all", "--set", "title=Renamed", "--author", "other"])
+            let update = try await TributaryBinary.run(TributaryBinary.url, ["update", path, "--entity", "Post", "--all", "--set", "title=Renamed", "--author", "other"])
             #expect(update.status == 0, "\(update.stderr)")
             #expect(await Wait.until { seen.all.flatMap { $0 }.map(\.author) == ["other"] })
             let updated = seen.all.first?.first?.changes.first
             #expect(updated?.changeType == .update)
             let wakesBefore = wakes.withLock { $0 }
-            let shell = try TributaryBinary.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [path, "UPDATE Post SET title = 'shell'"])
+            let shell = try await TributaryBinary.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [path, "UPDATE Post SET title = 'shell'"])
             #expect(shell.status == 0, "\(shell.stderr)")
             #expect(await Wait.until { wakes.withLock { $0 } > wakesBefore })
             // The shell's write is history too (issue 22): delivered with its values, its source foreign.

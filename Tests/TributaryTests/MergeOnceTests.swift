@@ -61,7 +61,7 @@ extension NotificationTests {
                     try background.save()
                 }
             case .otherProcess:
-                let result = try TributaryBinary.run(TributaryBinary.url, ["update", url.path, "--entity", "Post", "--where", "title == 'Post 0'", "--set", "title=Z from another process"])
+                let result = try await TributaryBinary.run(TributaryBinary.url, ["update", url.path, "--entity", "Post", "--where", "title == 'Post 0'", "--set", "title=Z from another process"])
                 #expect(result.status == 0, "\(result.stderr)")
             }
             #expect(await Wait.until { counter.calls >= 1 && streamed.withLock { $0 } >= 1 }, "\(writer): no delivery")

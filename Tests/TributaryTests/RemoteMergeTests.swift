@@ -50,7 +50,7 @@ extension NotificationTests {
             let (_, posts) = try Fixtures.seedBlog(mine, posts: 2)
             let (context, post) = try viewer(mine, posts[1])
             defer { withExtendedLifetime(context) {} }   // objects do not keep their context alive
-            let result = try TributaryBinary.run(TributaryBinary.url, ["update", path, "--entity", "Post", "--where", "title == 'Post 1'", "--set", "title=From another process", "--author", "cli"])
+            let result = try await TributaryBinary.run(TributaryBinary.url, ["update", path, "--entity", "Post", "--where", "title == 'Post 1'", "--set", "title=From another process", "--author", "cli"])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(await Wait.until { post["title"] == "From another process" })
         }

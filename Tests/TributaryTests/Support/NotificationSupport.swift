@@ -44,9 +44,11 @@ final class ChangeCollector: Sendable {
 
 enum Wait {
     /// Polls `condition` until it holds or `timeout` passes; returns whether it held. The
-    /// default is long because a full parallel run on two loaded cores once took over 5 s
-    /// to carry a change from another process into a context; a held condition returns at once.
-    static func until(_ timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async rethrows -> Bool {
+    /// default is long because a full parallel run on two loaded cores once took over 5 s,
+    /// and a CI run over 20 s, to carry a change from another process into a context: the
+    /// merge's steps wait for the cooperative threads behind hundreds of other tests. Only
+    /// a failing test pays the deadline; a held condition returns at once.
+    static func until(_ timeout: Duration = .seconds(90), _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return true }
@@ -66,9 +68,18 @@ enum TributaryBinary {
         return dir.appendingPathComponent("tributary")
     }
 
-    /// Runs an executable to its end; returns its status and standard error.
+    /// Runs an executable to its end; returns its status and standard error. The wait
+    /// happens on a thread of its own, not on one of the test run's few cooperative
+    /// threads: blocking one there held back the very merge a test then waited for
+    /// (a full CI run once spent 100 s on one import and its merge).
     @discardableResult
-    static func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, stderr: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try runBlocking(executable, arguments) }) }.start()
+        }
+    }
+
+    private static func runBlocking(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
