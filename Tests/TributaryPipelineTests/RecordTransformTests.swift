@@ -35,6 +35,29 @@ import TributaryStreams
         #expect(other?.properties.count == 3)
     }
 
+    /// A blob in a text attribute stays marked when a `rename` transform gives its entity
+    /// another name: encoders look the attribute up under the model's name. Before, the new
+    /// name was not in the model and the blob was written as base64 text, like the text it is not.
+    @Test func aRenamedRecordsBlobsAreMarkedByTheModelsEntity() throws {
+        let kv = EntityDescription(name: "kv", attributes: [AttributeDescription(name: "v", type: .string), AttributeDescription(name: "b", type: .binary)])
+        let model = try ManagedObjectModel(entities: [kv])
+        let blobs = [PropertyChange(name: "v", after: .data(Data([0xCA, 0xFE]))), PropertyChange(name: "b", after: .data(Data([0x00, 0xFF])))]
+        let once = try #require(try RecordTransform(.rename(["kv": "cache"])).apply(to: record(.create, entity: "kv", blobs)))
+        let twice = try #require(try RecordTransform(.rename(["cache": "kv-cache"])).apply(to: once))
+        #expect(once.entityName == "cache" && twice.entityName == "kv-cache")
+        for renamed in [once, twice] {
+            var native = NativeEncoder(), cloudEvents = CloudEventsEncoder()
+            native.use(model)
+            cloudEvents.use(model)
+            var lines: [[UInt8]] = [[], []]
+            native.encode(renamed, into: &lines[0])
+            cloudEvents.encode(renamed, into: &lines[1])
+            for line in lines.map({ String(decoding: $0, as: UTF8.self) }) {
+                #expect(line.contains(#""v":{"base64":"yv4="}"#) && line.contains(#""b":"AP8=""#) && line.contains(renamed.entityName), "\(line)")
+            }
+        }
+    }
+
     @Test func renameRedactHash() throws {
         let renamed = try RecordTransform(.rename(["Post": "posts"])).apply(to: record(.create, post))
         #expect(renamed?.entityName == "posts")

@@ -60,6 +60,7 @@ public struct RecordTransform: Sendable {
             record.key = record.key.filter { !Self.matches($0.key, entity, names) }
         case .rename(let names):
             if let name = names[record.entityName] {
+                record.renamedFrom = record.modelEntityName
                 func renamed(_ id: ObjectID) -> ObjectID { ObjectID(storeID: id.storeID, entityName: name, primaryKey: id.primaryKey) }
                 record.objectID = renamed(record.objectID)
                 record.movedFrom = record.movedFrom.map(renamed)

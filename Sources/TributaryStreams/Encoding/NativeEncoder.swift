@@ -70,7 +70,7 @@ public struct NativeEncoder: RecordEncoder {
                 appendName(properties[k].name, at: k, to: &buffer)
                 switch properties[k].after {
                 case .date(let date)?: appendDate(date, at: k, to: &buffer)
-                case .data(let bytes)? where marking.marks(record.entityName, properties[k].name): Self.appendMarkedBlob(bytes, to: &buffer)
+                case .data(let bytes)? where marking.marks(record.modelEntityName, properties[k].name): Self.appendMarkedBlob(bytes, to: &buffer)
                 case let value?: Self.appendValue(value, to: &buffer)
                 case nil: Self.append("null", to: &buffer)
                 }

@@ -73,7 +73,7 @@ enum RecordBody {
         o.field("objectID", texts.uri(record.objectID))
         o.field("type", record.operation.name)
         PersistentHistoryChange.writeMove(movedFrom: record.movedFrom, movedTo: record.movedTo, to: &o)
-        let marked = marking.names(of: record.entityName)
+        let marked = marking.names(of: record.modelEntityName)
         PersistentHistoryChange.writeKey(record.key, blobsMarked: marked, to: &o)
         let type: PersistentHistoryChangeType
         switch record.operation {

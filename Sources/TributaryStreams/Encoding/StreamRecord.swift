@@ -90,6 +90,9 @@ public struct StreamRecord: Sendable, Equatable {
     /// NATS sink sends it as a header, the PostgreSQL sink in its checkpoint row, an exported
     /// stream in its manifest).
     public var chainHash: [UInt8]?
+    /// The entity's name in the source's model, when a pipeline's `rename` transform gave the
+    /// record another; nil otherwise. Encoders mark blobs (``BlobMarking``) by the model's name.
+    package var renamedFrom: String?
 
     /// A record.
     public init(position: StreamPosition, storeID: UUID, timestamp: Date, author: String?, contextName: String?,
@@ -172,4 +175,7 @@ public struct StreamRecord: Sendable, Equatable {
 
     /// The entity's name.
     public var entityName: String { objectID.entityName }
+
+    /// The entity's name in the source's model: ``entityName`` unless a transform renamed it.
+    package var modelEntityName: String { renamedFrom ?? entityName }
 }
