@@ -5,7 +5,8 @@ import TributaryStreams
 
 /// Keeps a Redis cache of the store's objects: each object under a key made from a template
 /// (`{entity}:{id}` by default), as a hash of its attribute values (as text) or as a JSON
-/// object; inserts replace the object, updates merge the changed values, deletes remove it.
+/// object (a blob in an attribute that is not binary written `{"base64":"…"}`, apart from
+/// text, by the model at open and then each schema record's); inserts replace the object, updates merge the changed values, deletes remove it.
 /// Records go to the server through ``RedisSinkScript`` (one `EVALSHA` per group of records,
 /// many per round trip), which writes an object only when the record's position is newer than
 /// the one stored with it, so an older redelivery never overwrites a newer value, and which
@@ -51,6 +52,8 @@ public final class RedisSink: Sink {
     private var position: StreamPosition?
     private let template: RedisKeyTemplate
     private var json = JSONWriter()
+    /// The attributes whose blobs a `json` document marks apart from text (``BlobMarking``).
+    private var marking = BlobMarking()
     private var calls: [RedisArguments] = []
     private var ends: [StreamPosition] = []
     private var keys = RedisArguments()
@@ -114,6 +117,7 @@ public final class RedisSink: Sink {
             }
             password = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
+        marking = BlobMarking(context.model)
         checkpointKey = Self.checkpointKey(pipeline: context.pipeline)
         chainKey = Self.chainKey(pipeline: context.pipeline)
         let reply = try connect().command(["GET", checkpointKey])
@@ -161,8 +165,10 @@ public final class RedisSink: Sink {
     /// Schema records received and ignored: a cache of rows keeps no schema.
     public private(set) var ignoredSchemaRecords = 0
 
-    /// Ignores the schema record (counting it in ``ignoredSchemaRecords``).
+    /// Ignores the schema record (counting it in ``ignoredSchemaRecords``), but for the model
+    /// `json` documents mark blobs by.
     public func deliverSchema(_ record: SchemaRecord) async throws {
+        marking = BlobMarking(record.change.model)
         ignoredSchemaRecords += 1
     }
 
@@ -261,8 +267,9 @@ public final class RedisSink: Sink {
                     if settings.format == .json { values.add("{}") } else { values.add(0); values.add(0) }
                     continue
                 }
+                let marked = settings.format == .json ? marking.names(of: records[index].modelEntityName) : []
                 records[index].properties.withUnsafeBufferPointer { properties in
-                    addValues(properties, replace: operation == .create || operation == .read)
+                    addValues(properties, replace: operation == .create || operation == .read, blobsMarked: marked)
                 }
             }
         }
@@ -273,15 +280,22 @@ public final class RedisSink: Sink {
         return call
     }
 
-    /// A record's values: for `json` one object of the values set, for `hash` the number of
-    /// fields set and removed, the names and values set, the names removed.
-    private func addValues(_ properties: UnsafeBufferPointer<PropertyChange>, replace: Bool) {
+    /// A record's values: for `json` one object of the values set (a blob in one of
+    /// `blobsMarked` as `{"base64":"…"}`, apart from text), for `hash` the number of fields set
+    /// and removed, the names and values set, the names removed.
+    private func addValues(_ properties: UnsafeBufferPointer<PropertyChange>, replace: Bool, blobsMarked: Set<String>) {
         switch settings.format {
         case .json:
             json.reset()
             json.object { o in
                 for property in properties where !property.isMembershipChange && !property.isValueExcluded {
-                    if let value = property.after { o.field(property.name, value) }
+                    guard let value = property.after else { continue }
+                    if case .data(let bytes) = value, blobsMarked.contains(property.name) {
+                        o.key(property.name)
+                        PersistentHistoryChange.writeMarkedBlob(bytes, to: &o)
+                    } else {
+                        o.field(property.name, value)
+                    }
                 }
             }
             json.bytes.withUnsafeBufferPointer { values.add($0) }

@@ -114,6 +114,35 @@ enum RedisFixtures {
                      properties: properties.sorted { $0.key < $1.key }.map { op == .delete ? PropertyChange(name: $0.key, before: $0.value) : PropertyChange(name: $0.key, after: $0.value) })
     }
 
+    /// A `json` document marks a blob in a text attribute `{"base64":"…"}`, apart from text
+    /// and from a binary attribute's bytes, by the model at open and then by each schema
+    /// record's. Before, such a blob was written as base64 text, like the text it is not.
+    @Test func aJSONDocumentMarksABlobInATextAttribute() async throws {
+        let redis = try RedisServer.start()
+        defer { redis.stop() }
+        func model(coverIsBinary: Bool) throws -> ManagedObjectModel {
+            try ManagedObjectModel(entities: [EntityDescription(name: "Post", attributes: [
+                AttributeDescription(name: "title", type: .string), AttributeDescription(name: "cover", type: coverIsBinary ? .binary : .string)])])
+        }
+        let sink = RedisSink(name: "redis", settings: RedisSinkSettings(url: URL(string: redis.url)!, key: "{entity}:{id}", format: .json))
+        #expect(try await sink.open(SinkContext(pipeline: "blobs", storeID: Self.storeID, model: try model(coverIsBinary: true))) == nil)
+        let blob = AttributeValue.data(Data([0xCA, 0xFE])), bytes = AttributeValue.data(Data([0x00, 0xFF]))
+        try await sink.deliver([Self.record(.create, 1, 1, ["title": blob, "cover": bytes])])
+        let next = try model(coverIsBinary: false)
+        let change = SchemaChange(fromVersion: nil, toVersion: next.versionHash, changes: ["changed Post.cover"], model: next, isDetected: true)
+        try await sink.deliverSchema(SchemaRecord(position: StreamPosition(token: 2, index: 0), storeID: Self.storeID, timestamp: Date(), change: change))
+        try await sink.deliver([Self.record(.create, 2, 3, ["title": "yv4=", "cover": bytes])])
+        let contents = try RedisFixtures.contents(redis.url)
+        func document(_ key: String) throws -> [String: Any] {
+            let text = try #require(contents[key]?[""])
+            return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        }
+        let first = try document("Post:1"), second = try document("Post:2")
+        #expect(first["title"] as? [String: String] == ["base64": "yv4="] && first["cover"] as? String == "AP8=", "\(first)")
+        #expect(second["title"] as? String == "yv4=" && second["cover"] as? [String: String] == ["base64": "AP8="], "by the schema record's model: \(second)")
+        try await sink.close()
+    }
+
     @Test(arguments: [RedisSinkSettings.Format.hash, .json])
     func olderRedeliveryLeavesTheNewerValueAndDeletesStayDeleted(format: RedisSinkSettings.Format) async throws {
         let redis = try RedisServer.start()
