@@ -225,6 +225,34 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, rows).stdout == expected, "the replica holds the blobs as blobs")
     }
 
+    /// Replay applies another program's delete as it happened: with SQLite's foreign keys off
+    /// (the default) the children of a deleted row keep their rows and links, whatever the
+    /// declared `ON DELETE`. Found by a hostile probe: replay applied the adopted model's rules,
+    /// so a cascade deleted the replica's children and a set-null cleared their links (exit 0),
+    /// and a restrict stopped replay with "the rule is deny".
+    @Test func replayDeletesOnlyWhatTheSourceDeleted() throws {
+        let source = scratch.path("fk-source.db"), replica = scratch.path("fk-replica.db"), stream = scratch.path("fk-stream")
+        let schema = """
+            CREATE TABLE p (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE c (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id) ON DELETE CASCADE);
+            CREATE TABLE d (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id) ON DELETE SET NULL);
+            CREATE TABLE e (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id));
+            """
+        for db in [source, replica] { #expect(try CLI.sqlite3(db, schema).status == 0) }
+        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        #expect(try CLI.sqlite3(source, """
+            INSERT INTO p VALUES (1, 'one'), (2, 'two'); INSERT INTO c VALUES (10, 1); INSERT INTO d VALUES (20, 1); INSERT INTO e VALUES (30, 1);
+            DELETE FROM p WHERE id = 1;
+            """).status == 0)
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let rows = "SELECT 'p', id, quote(name) FROM p UNION ALL SELECT 'c', id, quote(pid) FROM c UNION ALL SELECT 'd', id, quote(pid) FROM d UNION ALL SELECT 'e', id, quote(pid) FROM e;"
+        let expected = try CLI.sqlite3(source, rows).stdout
+        #expect(expected == "p|2|'two'\nc|10|1\nd|20|1\ne|30|1\n", "\(expected)")
+        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+    }
+
     /// Blobs are marked by the model their change was made under, not today's: after another
     /// program renamed a text column to the binary one's old name, `history --json`, `tail
     /// --json` and an export of a time window (which holds no schema record) still mark the

@@ -7,6 +7,9 @@ struct BatchDeleter {
     private(set) var deleted: [String: Set<Int64>] = [:]
     /// Rows the caller deletes in the same transaction, which deny rules need not protect.
     var planned: [String: Set<Int64>] = [:]
+    /// False to delete the rows and their many-to-many links only: no deny, cascade or
+    /// nullify (``BatchDeleteRequest/deletesAsRecorded``).
+    var appliesRules = true
 
     init(schema: StoreSchema) {
         self.schema = schema
@@ -30,6 +33,14 @@ struct BatchDeleter {
         let list = AttributeValue.keyList(keys)
         let inList = "IN (SELECT value FROM json_each(?))"
         for relationship in table.entity.relationships {
+            if !appliesRules {
+                // As recorded: the join rows go with the row; children keep their link (a
+                // nullify the source made comes as their own update).
+                if case .joinTable(let joinTable, let sourceColumn, _) = table.storage[relationship.name]! {
+                    try db.execute("DELETE FROM \(quote(joinTable)) WHERE \(quote(sourceColumn)) \(inList)", [list])
+                }
+                continue
+            }
             let destination = quote(relationship.destinationEntity)
             // The related rows, as primary keys of the destination.
             let relatedSQL: String

@@ -193,6 +193,11 @@ public struct BatchDeleteRequest: Sendable {
     }
     /// Made with ``init(objectIDs:)``: an empty list deletes nothing (Core Data's behaviour), never every row.
     var deletesOnlyObjectIDs = false
+    /// Deletes only the rows themselves (and their many-to-many links), applying no delete
+    /// rule: replay's, whose stream records every row a rule deleted or cleared as a change of
+    /// its own, and whose source may have applied none (another program's delete with SQLite's
+    /// foreign keys off, the default, leaves the child rows as they are).
+    package var deletesAsRecorded = false
 
     /// A batch delete of the rows of `entityName` matching `predicate`.
     public init(entityName: String, predicate: StorePredicate? = nil) {

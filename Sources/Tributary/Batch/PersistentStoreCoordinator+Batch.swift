@@ -150,6 +150,7 @@ extension PersistentStoreCoordinator {
         return try store.write(request.transaction) { db in
             let keys = try Self.keys(of: table, filter, on: db)
             var deleter = BatchDeleter(schema: store.schema)
+            deleter.appliesRules = !request.deletesAsRecorded
             if table.reachesWithoutRowid {
                 try store.writingThroughCaptureTriggers(on: db) { try deleter.delete(keys, of: table.name, on: db) }
             } else {

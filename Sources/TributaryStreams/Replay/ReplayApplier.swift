@@ -133,6 +133,7 @@ struct ReplayApplier {
                 var request = BatchDeleteRequest(entityName: entity)
                 request.objectIDs = deleted.map(objectID)
                 request.transaction = transaction
+                request.deletesAsRecorded = true
                 try coordinator.execute(request)
             }
         }
