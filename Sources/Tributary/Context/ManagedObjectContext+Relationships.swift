@@ -15,7 +15,9 @@ extension ManagedObjectContext {
             if value.isNull || value.matches(layout.attributeTypes[slot]) {
                 object.values[slot] = value
             } else {
-                object.values[slot] = try ValueValidator(table: layout.table).attributeValue(value, layout.table.attributes[slot], row: nil)
+                var validator = ValueValidator(table: layout.table)
+                validator.writesValuesAsGiven = writesValuesAsGiven
+                object.values[slot] = try validator.attributeValue(value, layout.table.attributes[slot], row: nil)
             }
             object.changedSlots |= 1 << UInt64(slot)
             markDirty(object)

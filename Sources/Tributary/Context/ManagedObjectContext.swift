@@ -50,6 +50,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether this context only makes the objects a batch insert's `managedObjectHandler`
     /// fills in: their relationships are set in their row alone (see `setBatchInsertRelationship`).
     var makesBatchInsertObjects = false
+    /// Whether values of another class than their attribute's, which no conversion keeps, are
+    /// set as given (``BatchInsertRequest/writesValuesAsGiven``): a restore puts back what the
+    /// store held, 5 in an untyped column included. Set before the context is used.
+    var writesValuesAsGiven = false
 
     // State (guarded by `lock`).
     var storeValue: PersistentStore?

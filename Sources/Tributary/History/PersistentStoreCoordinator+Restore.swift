@@ -37,6 +37,7 @@ extension PersistentStoreCoordinator {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: self)
         context.transactionAuthor = "restore"
         context.transactionReason = reason
+        context.writesValuesAsGiven = true
         var result = RestoreResult()
         try context.performAndWait {
             let current = Dictionary(uniqueKeysWithValues: now.map { ($0.objectID, $0) })
