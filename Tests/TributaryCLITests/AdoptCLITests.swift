@@ -253,6 +253,25 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, rows).stdout == expected)
     }
 
+    /// A `STRICT` table's `ANY` column keeps every value as given, as an untyped column does,
+    /// and is adopted as one: integers stay integers through history, export and replay. Found
+    /// by a hostile probe: adopted as a double attribute (ANY is of NUMERIC affinity outside
+    /// `STRICT` tables), its 42 was recorded and replayed as 42.0 (exit 0).
+    @Test func aStrictTablesAnyColumnKeepsItsValuesAsGiven() throws {
+        let source = scratch.path("strict-any.db"), replica = scratch.path("strict-any-replica.db"), stream = scratch.path("strict-any-stream")
+        for db in [source, replica] { #expect(try CLI.sqlite3(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, a ANY, n INTEGER) STRICT;").status == 0) }
+        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO t VALUES (1, 42, 1), (2, 1.0, 2), (3, 'text', 3), (4, x'01', 4); UPDATE t SET a = 1 WHERE id = 2;").status == 0)
+        #expect(try CLI.run(["history", source, "--json"]).stdout.contains(#""a":{"before":1.0,"after":1}"#))
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let rows = "SELECT id, quote(a), typeof(a) FROM t ORDER BY id;"
+        let expected = try CLI.sqlite3(source, rows).stdout
+        #expect(expected == "1|42|integer\n2|1|integer\n3|'text'|text\n4|X'01'|blob\n", "\(expected)")
+        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+    }
+
     /// `restore` puts back what the store held, values of another class than their attribute's
     /// included (5 or a blob in an untyped column, which adoption makes a string attribute;
     /// seconds or a word in a `DATETIME` one). Found by a hostile probe: it refused them, "'a' of t is a string, and

@@ -117,12 +117,16 @@ struct SchemaInference {
         return (entity, AdoptionReport.Table(name: name, key: key, attributes: entity.attributes.map(\.name), relationships: [], notes: notes))
     }
 
+    /// The table's columns. A `STRICT` table's `ANY` column keeps every value as given, as an
+    /// untyped column does (elsewhere `ANY` is of NUMERIC affinity): it is adopted as one.
     private func columns(of table: String, on db: Connection) throws -> [Column] {
+        let strict = try db.scalar("SELECT strict FROM pragma_table_list WHERE schema = 'main' AND name = ?", [.string(table)])?.integerValue == 1
         let statement = try db.makeStatement("SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?, 'main') ORDER BY cid")
         try statement.bind([.string(table)])
         var columns: [Column] = []
         while try statement.step() {
-            columns.append(Column(name: statement.string(at: 0), declared: statement.string(at: 1), notNull: statement.int64(at: 2) != 0,
+            let declared = statement.string(at: 1)
+            columns.append(Column(name: statement.string(at: 0), declared: strict && declared.uppercased() == "ANY" ? "" : declared, notNull: statement.int64(at: 2) != 0,
                                   defaultSQL: statement.optionalString(at: 3), primaryKey: Int(statement.int64(at: 4)), hidden: Int(statement.int64(at: 5))))
         }
         return columns
