@@ -253,6 +253,26 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, rows).stdout == expected)
     }
 
+    /// A table of keys alone (or keys and generated columns) replays from history and from a
+    /// snapshot. Found by a hostile probe: replay asked for "2 primary keys for 0 objects",
+    /// its rows of no column taken for no rows.
+    @Test(arguments: [false, true])
+    func aTableOfKeysAloneReplays(snapshot: Bool) throws {
+        let name = "keys-\(snapshot)"
+        let source = scratch.path("\(name).db"), replica = scratch.path("\(name)-replica.db"), stream = scratch.path("\(name)-stream")
+        let schema = "CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE g (id INTEGER PRIMARY KEY, twice INTEGER GENERATED ALWAYS AS (id * 2));"
+        for db in [source, replica] { #expect(try CLI.sqlite3(db, schema).status == 0) }
+        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        #expect(try CLI.sqlite3(source, "INSERT INTO p VALUES (1), (2), (5); INSERT INTO g (id) VALUES (3), (4); DELETE FROM p WHERE id = 2;").status == 0)
+        #expect(try CLI.run(["export", source, "--to", stream] + (snapshot ? ["--snapshot"] : [])).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let rows = "SELECT 'p', id FROM p UNION ALL SELECT 'g', twice FROM g;"
+        let expected = try CLI.sqlite3(source, rows).stdout
+        #expect(expected == "p|1\np|5\ng|6\ng|8\n", "\(expected)")
+        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+    }
+
     /// A `STRICT` table's `ANY` column keeps every value as given, as an untyped column does,
     /// and is adopted as one: integers stay integers through history, export and replay. Found
     /// by a hostile probe: adopted as a double attribute (ANY is of NUMERIC affinity outside

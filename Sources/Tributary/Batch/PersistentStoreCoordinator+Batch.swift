@@ -11,7 +11,9 @@ extension PersistentStoreCoordinator {
         inserter.validator.writesValuesAsGiven = request.writesValuesAsGiven
         return try store.write(request.transaction) { db in
             if request.columns.isEmpty {
-                return try inserter.run(request.objects, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
+                // Rows of no column (a table of keys alone) are that many objects of no value.
+                let objects = request.objects.isEmpty ? request.rows.map { _ in [:] } : request.objects
+                return try inserter.run(objects, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
             }
             return try inserter.run(columns: request.columns, rows: request.rows, primaryKeys: request.primaryKeys, resultType: request.resultType, on: db)
         }
