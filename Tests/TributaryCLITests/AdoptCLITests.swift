@@ -253,6 +253,32 @@ import TributaryTestSupport
         #expect(try CLI.sqlite3(replica, rows).stdout == expected)
     }
 
+    /// A negative zero another program stored where no affinity changes it (an untyped,
+    /// `BLOB` or `STRICT` `ANY` column) keeps its sign through JSON, export and replay. Found by
+    /// a hostile probe: JSON wrote `0.0`, and the replica held 0.0 (exit 0).
+    @Test func aNegativeZeroKeepsItsSign() throws {
+        let source = scratch.path("negzero.db"), replica = scratch.path("negzero-replica.db"), stream = scratch.path("negzero-stream")
+        let schema = "CREATE TABLE t (id INTEGER PRIMARY KEY, u, b BLOB); CREATE TABLE s (id INTEGER PRIMARY KEY, a ANY) STRICT;"
+        for db in [source, replica] { #expect(try CLI.sqlite3(db, schema).status == 0) }
+        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        // The shell reads the literal -0.0 as 0.0: Python's sqlite3 module binds the double.
+        let written = try CLI.python(source, """
+            c.execute('INSERT INTO t VALUES (1, ?, ?), (2, 0.0, 0.0)', (-0.0, -0.0))
+            c.execute('INSERT INTO s VALUES (1, ?)', (-0.0,))
+            c.commit()
+            """)
+        #expect(written.status == 0, "\(written.stderr)")
+        let history = try CLI.run(["history", source, "--json"]).stdout
+        #expect(history.contains(#""after":{"u":-0.0,"b":-0.0}"#) && history.contains(#""after":{"u":0.0,"b":0.0}"#), "\(history)")
+        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
+        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let rows = "print(c.execute('SELECT id, u, b FROM t UNION ALL SELECT id, a, typeof(a) FROM s').fetchall())"
+        let expected = try CLI.python(source, rows).stdout
+        #expect(expected == "[(1, -0.0, -0.0), (2, 0.0, 0.0), (1, -0.0, 'real')]\n", "\(expected)")
+        #expect(try CLI.python(replica, rows).stdout == expected)
+    }
+
     /// A table of keys alone (or keys and generated columns) replays from history and from a
     /// snapshot. Found by a hostile probe: replay asked for "2 primary keys for 0 objects",
     /// its rows of no column taken for no rows.

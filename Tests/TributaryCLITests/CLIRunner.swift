@@ -40,6 +40,13 @@ enum CLI {
     static func sqlite3(_ path: String, _ sql: String) throws -> CLIResult {
         try TributaryProcess.run([path], stdin: ".timeout 5000\n" + sql, executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
     }
+
+    /// Runs `script` in Python with `c`, a `sqlite3` connection to the database at `path`
+    /// (another program, binding values the shell's SQL cannot spell, such as -0.0).
+    static func python(_ path: String, _ script: String) throws -> CLIResult {
+        let program = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], timeout=5)\n" + script + "\n"
+        return try TributaryProcess.run(["-c", program, path], stdin: "", executable: URL(fileURLWithPath: "/usr/bin/python3"))
+    }
 }
 
 extension CLI {

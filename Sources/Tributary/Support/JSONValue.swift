@@ -144,10 +144,12 @@ public struct JSONWriter: Sendable {
     /// A double as JSON: an infinity (SQLite stores them; JSON has no word for them) as the
     /// string `"Infinity"` or `"-Infinity"`, as Jackson (Debezium's JSON) writes them: every
     /// JSON parser reads it, and replay reads it back into a double attribute as the
-    /// infinity, where `null` said the value was absent.
+    /// infinity, where `null` said the value was absent. A negative zero keeps its sign
+    /// (`-0.0`), as a column without affinity keeps it.
     static func number(_ d: Double) -> String {
         if d.isNaN { return "null" }
         if d.isInfinite { return d < 0 ? "\"-Infinity\"" : "\"Infinity\"" }
+        if d == 0 { return d.sign == .minus ? "-0.0" : "0.0" }
         return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : String(d)
     }
 
