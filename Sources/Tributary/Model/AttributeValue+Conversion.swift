@@ -87,8 +87,10 @@ extension AttributeValue {
         case (.string, .string), (.integer, .integer), (.double, .double), (.bool, .bool),
              (.date, .date), (.uuid, .uuid), (.data, .binary):
             return self
-        // Only where the double is the integer: above 2^53 most are not (9007199254740993 would be ...992).
-        case (.integer(let i), .double): return Double(exactly: i).map { .double($0) }
+        // Only where the double is the integer: above 2^53 most are not (9007199254740993 would be
+        // ...992). -2^63 is, but SQLite does not make that real the integer again (NUMERIC affinity
+        // stops short of it), so readers keep it as the integer and a replica writes it so.
+        case (.integer(let i), .double): return i == .min ? nil : Double(exactly: i).map { .double($0) }
         case (.double(let d), .integer):
             guard d.rounded() == d, let i = Int64(exactly: d) else { return nil }
             return .integer(i)
