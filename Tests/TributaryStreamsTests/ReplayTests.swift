@@ -1,7 +1,7 @@
 import Foundation
 import TributaryTestSupport
 import Testing
-import Tributary
+@testable import Tributary
 @testable import TributaryStreams
 
 /// Replay rebuilds the source, to the end or to a point in time, idempotently.
@@ -49,6 +49,31 @@ import Tributary
         // Continuing the partial replay reaches the end.
         _ = try replayer.replay(into: partial, resume: true)
         #expect(try StreamFixtures.dump(partial) == StreamFixtures.dump(source))
+    }
+
+    /// A transaction that swaps two unique values is refused with where and why: replay writes
+    /// each change on its own, so the first update finds the other row still holding its new
+    /// value. Found by a hostile probe: the error named neither the change nor its position,
+    /// and advised updating the existing row instead.
+    @Test func aSwapOfUniqueValuesIsRefusedWithWhereAndWhy() throws {
+        let temp = TemporaryDirectory()
+        let source = try StreamFixtures.source(in: temp.url)
+        var tags = BatchInsertRequest(entityName: "Tag", objects: [["name": "a"], ["name": "b"]])
+        tags.resultType = .objectIDs
+        let ids = try source.execute(tags).objectIDs
+        // One transaction, as another program's would be (a context cannot write a swap: its
+        // save writes each row's final value, and the first finds the other's still there).
+        try source.persistentStores[0].write { db in
+            try db.execute("UPDATE Tag SET name = 'swap' WHERE name = 'a'; UPDATE Tag SET name = 'a' WHERE name = 'b'; UPDATE Tag SET name = 'b' WHERE name = 'swap'")
+        }
+        #expect(try source.fetch(FetchRequest(entityName: "Tag")).map { $0["name"] } == [.string("b"), .string("a")])
+        #expect(ids.count == 2)
+        let stream = temp.child("stream")
+        _ = try Self.export(source, to: stream)
+        let replayer = try StreamReplayer(directory: stream)
+        let target = try replayer.openTarget(at: temp.child("copy.sqlite"))
+        let error = try #require(throws: TributaryError.self) { try replayer.replay(into: target) }
+        #expect(error.message.contains("the update of Tag/p") && error.message.contains(" at 2.") && error.message.contains("swap"), "\(error.message)")
     }
 
     @Test func replayingTwiceGivesTheSameStore() throws {

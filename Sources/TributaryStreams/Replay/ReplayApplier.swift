@@ -118,7 +118,11 @@ struct ReplayApplier {
                     request.objectIDs = [objectID(change)]
                     request.transaction = transaction
                     request.writesValuesAsGiven = true
-                    try coordinator.execute(request)
+                    do {
+                        try coordinator.execute(request)
+                    } catch let error as TributaryError where error.code == .uniqueConstraint {
+                        throw Self.swapRefusal(error, of: objectID(change), at: pendingLast)
+                    }
                 }
                 if !change.added.isEmpty || !change.removed.isEmpty { try link(change) }
             }
@@ -139,6 +143,16 @@ struct ReplayApplier {
         }
         pending.removeAll(keepingCapacity: true)
         appliedThrough = pendingLast
+    }
+
+    /// An update whose unique values another row still holds: the source changed both rows in
+    /// one transaction (a swap of keys or unique values), which replay, writing each change on
+    /// its own, cannot apply yet. Says where, and why, instead of SQLite's advice.
+    private static func swapRefusal(_ error: TributaryError, of object: ObjectID, at position: StreamPosition?) -> TributaryError {
+        let at = position.map { " at \($0)" } ?? ""
+        return TributaryError(.uniqueConstraint, "the update of \(object.entityName)/p\(object.primaryKey)\(at) cannot be applied: \(error.message); "
+                              + "where the source changed both rows in one transaction (a swap of unique values), replay, which writes each change on its own, cannot apply it yet",
+                              location: error.location, hint: "replay cannot apply a swap of unique values yet (README, Limits): change those rows in the replica by hand, then replay again with --resume")
     }
 
     /// The pending inserts as one columnar request, when they are all in column form with the
