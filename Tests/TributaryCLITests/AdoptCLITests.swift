@@ -487,7 +487,7 @@ import TributaryTestSupport
         try Data("hello\n".utf8 + Data(repeating: 0x41, count: 200)).write(to: URL(fileURLWithPath: notADatabase))
         for (arguments, message) in [
             (["adopt", scratch.path("missing.db")], "no database at this path"),
-            (["adopt", notADatabase], "not a SQLite database"),
+            (["adopt", notADatabase], "not a SQLite database; give the path of a SQLite database: a store made by tributary init, or a database to adopt"),
             (["adopt", db, "--undo", "--include", "users"], "--undo takes no --include or --exclude"),
         ] {
             let result = try CLI.run(arguments)

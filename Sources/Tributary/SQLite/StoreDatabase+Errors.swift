@@ -10,7 +10,7 @@ extension StoreDatabase {
             return TributaryError(.storeLocked, "the store stayed locked by another connection for \(timeout) s", location: path,
                                   hint: "wait for the other writer to finish, or raise the busy timeout")
         case .notADatabase:
-            return TributaryError(.notAStore, "not a SQLite database", location: path, hint: "give the path of a store made by tributary init")
+            return TributaryError(.notAStore, "not a SQLite database", location: path, hint: "give the path of a SQLite database: a store made by tributary init, or a database to adopt")
         case .corrupt:
             return TributaryError(.notAStore, "the store's file is damaged (SQLite: \(error.message))", location: path,
                                   hint: "restore it from a backup, or replay a stream of it into a new store")
