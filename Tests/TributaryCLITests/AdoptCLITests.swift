@@ -231,71 +231,55 @@ import TributaryTestSupport
     /// so a cascade deleted the replica's children and a set-null cleared their links (exit 0),
     /// and a restrict stopped replay with "the rule is deny".
     @Test func replayDeletesOnlyWhatTheSourceDeleted() throws {
-        let source = scratch.path("fk-source.db"), replica = scratch.path("fk-replica.db"), stream = scratch.path("fk-stream")
-        let schema = """
+        let pair = try AdoptedPair(scratch, "fk", schema: """
             CREATE TABLE p (id INTEGER PRIMARY KEY, name TEXT);
             CREATE TABLE c (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id) ON DELETE CASCADE);
             CREATE TABLE d (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id) ON DELETE SET NULL);
             CREATE TABLE e (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id));
-            """
-        for db in [source, replica] { #expect(try CLI.sqlite3(db, schema).status == 0) }
-        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
-        #expect(try CLI.sqlite3(source, """
+            """)
+        #expect(try CLI.sqlite3(pair.source, """
             INSERT INTO p VALUES (1, 'one'), (2, 'two'); INSERT INTO c VALUES (10, 1); INSERT INTO d VALUES (20, 1); INSERT INTO e VALUES (30, 1);
             DELETE FROM p WHERE id = 1;
             """).status == 0)
-        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
-        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
-        #expect(replayed.status == 0, "\(replayed.stderr)")
-        let rows = "SELECT 'p', id, quote(name) FROM p UNION ALL SELECT 'c', id, quote(pid) FROM c UNION ALL SELECT 'd', id, quote(pid) FROM d UNION ALL SELECT 'e', id, quote(pid) FROM e;"
-        let expected = try CLI.sqlite3(source, rows).stdout
-        #expect(expected == "p|2|'two'\nc|10|1\nd|20|1\ne|30|1\n", "\(expected)")
-        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+        try pair.replay()
+        let (source, replica) = try pair.rows("SELECT 'p', id, quote(name) FROM p UNION ALL SELECT 'c', id, quote(pid) FROM c UNION ALL SELECT 'd', id, quote(pid) FROM d UNION ALL SELECT 'e', id, quote(pid) FROM e;")
+        #expect(source == "p|2|'two'\nc|10|1\nd|20|1\ne|30|1\n", "\(source)")
+        #expect(replica == source)
     }
 
     /// A negative zero another program stored where no affinity changes it (an untyped,
     /// `BLOB` or `STRICT` `ANY` column) keeps its sign through JSON, export and replay. Found by
     /// a hostile probe: JSON wrote `0.0`, and the replica held 0.0 (exit 0).
     @Test func aNegativeZeroKeepsItsSign() throws {
-        let source = scratch.path("negzero.db"), replica = scratch.path("negzero-replica.db"), stream = scratch.path("negzero-stream")
-        let schema = "CREATE TABLE t (id INTEGER PRIMARY KEY, u, b BLOB); CREATE TABLE s (id INTEGER PRIMARY KEY, a ANY) STRICT;"
-        for db in [source, replica] { #expect(try CLI.sqlite3(db, schema).status == 0) }
-        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
+        let pair = try AdoptedPair(scratch, "negzero", schema: "CREATE TABLE t (id INTEGER PRIMARY KEY, u, b BLOB); CREATE TABLE s (id INTEGER PRIMARY KEY, a ANY) STRICT;")
         // The shell reads the literal -0.0 as 0.0: Python's sqlite3 module binds the double.
-        let written = try CLI.python(source, """
+        let written = try CLI.python(pair.source, """
             c.execute('INSERT INTO t VALUES (1, ?, ?), (2, 0.0, 0.0)', (-0.0, -0.0))
             c.execute('INSERT INTO s VALUES (1, ?)', (-0.0,))
             c.commit()
             """)
         #expect(written.status == 0, "\(written.stderr)")
-        let history = try CLI.run(["history", source, "--json"]).stdout
+        let history = try CLI.run(["history", pair.source, "--json"]).stdout
         #expect(history.contains(#""after":{"u":-0.0,"b":-0.0}"#) && history.contains(#""after":{"u":0.0,"b":0.0}"#), "\(history)")
-        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
-        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
-        #expect(replayed.status == 0, "\(replayed.stderr)")
+        try pair.replay()
         let rows = "print(c.execute('SELECT id, u, b FROM t UNION ALL SELECT id, a, typeof(a) FROM s').fetchall())"
-        let expected = try CLI.python(source, rows).stdout
+        let expected = try CLI.python(pair.source, rows).stdout
         #expect(expected == "[(1, -0.0, -0.0), (2, 0.0, 0.0), (1, -0.0, 'real')]\n", "\(expected)")
-        #expect(try CLI.python(replica, rows).stdout == expected)
+        #expect(try CLI.python(pair.replica, rows).stdout == expected)
     }
 
     /// The integers of a `NUMERIC` column come back as integers, -2^63 included: a double holds
     /// it exactly, but SQLite does not make that real the integer again. Found by a hostile
     /// probe: it was read as -9.223372036854776e+18 and the replica held a real (exit 0).
     @Test func theSmallestIntegerStaysAnInteger() throws {
-        let source = scratch.path("int-min.db"), replica = scratch.path("int-min-replica.db"), stream = scratch.path("int-min-stream")
-        for db in [source, replica] { #expect(try CLI.sqlite3(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, n NUMERIC, d DECIMAL(20, 0));").status == 0) }
-        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
-        #expect(try CLI.sqlite3(source, """
+        let pair = try AdoptedPair(scratch, "int-min", schema: "CREATE TABLE t (id INTEGER PRIMARY KEY, n NUMERIC, d DECIMAL(20, 0));")
+        #expect(try CLI.sqlite3(pair.source, """
             INSERT INTO t VALUES (1, -9223372036854775808, -9223372036854775808), (2, 9223372036854775807, 4611686018427387904), (3, 2.5, 7);
             """).status == 0)
-        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
-        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
-        #expect(replayed.status == 0, "\(replayed.stderr)")
-        let rows = "SELECT id, quote(n), typeof(n), quote(d), typeof(d) FROM t ORDER BY id;"
-        let expected = try CLI.sqlite3(source, rows).stdout
-        #expect(expected.hasPrefix("1|-9223372036854775808|integer|-9223372036854775808|integer\n"), "\(expected)")
-        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+        try pair.replay()
+        let (source, replica) = try pair.rows("SELECT id, quote(n), typeof(n), quote(d), typeof(d) FROM t ORDER BY id;")
+        #expect(source.hasPrefix("1|-9223372036854775808|integer|-9223372036854775808|integer\n"), "\(source)")
+        #expect(replica == source)
     }
 
     /// A table of keys alone (or keys and generated columns) replays from history and from a
@@ -303,19 +287,12 @@ import TributaryTestSupport
     /// its rows of no column taken for no rows.
     @Test(arguments: [false, true])
     func aTableOfKeysAloneReplays(snapshot: Bool) throws {
-        let name = "keys-\(snapshot)"
-        let source = scratch.path("\(name).db"), replica = scratch.path("\(name)-replica.db"), stream = scratch.path("\(name)-stream")
-        let schema = "CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE g (id INTEGER PRIMARY KEY, twice INTEGER GENERATED ALWAYS AS (id * 2));"
-        for db in [source, replica] { #expect(try CLI.sqlite3(db, schema).status == 0) }
-        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
-        #expect(try CLI.sqlite3(source, "INSERT INTO p VALUES (1), (2), (5); INSERT INTO g (id) VALUES (3), (4); DELETE FROM p WHERE id = 2;").status == 0)
-        #expect(try CLI.run(["export", source, "--to", stream] + (snapshot ? ["--snapshot"] : [])).status == 0)
-        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
-        #expect(replayed.status == 0, "\(replayed.stderr)")
-        let rows = "SELECT 'p', id FROM p UNION ALL SELECT 'g', twice FROM g;"
-        let expected = try CLI.sqlite3(source, rows).stdout
-        #expect(expected == "p|1\np|5\ng|6\ng|8\n", "\(expected)")
-        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+        let pair = try AdoptedPair(scratch, "keys-\(snapshot)", schema: "CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE g (id INTEGER PRIMARY KEY, twice INTEGER GENERATED ALWAYS AS (id * 2));")
+        #expect(try CLI.sqlite3(pair.source, "INSERT INTO p VALUES (1), (2), (5); INSERT INTO g (id) VALUES (3), (4); DELETE FROM p WHERE id = 2;").status == 0)
+        try pair.replay(exportArguments: snapshot ? ["--snapshot"] : [])
+        let (source, replica) = try pair.rows("SELECT 'p', id FROM p UNION ALL SELECT 'g', twice FROM g;")
+        #expect(source == "p|1\np|5\ng|6\ng|8\n", "\(source)")
+        #expect(replica == source)
     }
 
     /// A `STRICT` table's `ANY` column keeps every value as given, as an untyped column does,
@@ -323,18 +300,13 @@ import TributaryTestSupport
     /// by a hostile probe: adopted as a double attribute (ANY is of NUMERIC affinity outside
     /// `STRICT` tables), its 42 was recorded and replayed as 42.0 (exit 0).
     @Test func aStrictTablesAnyColumnKeepsItsValuesAsGiven() throws {
-        let source = scratch.path("strict-any.db"), replica = scratch.path("strict-any-replica.db"), stream = scratch.path("strict-any-stream")
-        for db in [source, replica] { #expect(try CLI.sqlite3(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, a ANY, n INTEGER) STRICT;").status == 0) }
-        #expect(try CLI.run(["adopt", source]).status == 0 && CLI.run(["adopt", replica]).status == 0)
-        #expect(try CLI.sqlite3(source, "INSERT INTO t VALUES (1, 42, 1), (2, 1.0, 2), (3, 'text', 3), (4, x'01', 4); UPDATE t SET a = 1 WHERE id = 2;").status == 0)
-        #expect(try CLI.run(["history", source, "--json"]).stdout.contains(#""a":{"before":1.0,"after":1}"#))
-        #expect(try CLI.run(["export", source, "--to", stream]).status == 0)
-        let replayed = try CLI.run(["replay", stream, "--into", replica, "--resume"])
-        #expect(replayed.status == 0, "\(replayed.stderr)")
-        let rows = "SELECT id, quote(a), typeof(a) FROM t ORDER BY id;"
-        let expected = try CLI.sqlite3(source, rows).stdout
-        #expect(expected == "1|42|integer\n2|1|integer\n3|'text'|text\n4|X'01'|blob\n", "\(expected)")
-        #expect(try CLI.sqlite3(replica, rows).stdout == expected)
+        let pair = try AdoptedPair(scratch, "strict-any", schema: "CREATE TABLE t (id INTEGER PRIMARY KEY, a ANY, n INTEGER) STRICT;")
+        #expect(try CLI.sqlite3(pair.source, "INSERT INTO t VALUES (1, 42, 1), (2, 1.0, 2), (3, 'text', 3), (4, x'01', 4); UPDATE t SET a = 1 WHERE id = 2;").status == 0)
+        #expect(try CLI.run(["history", pair.source, "--json"]).stdout.contains(#""a":{"before":1.0,"after":1}"#))
+        try pair.replay()
+        let (source, replica) = try pair.rows("SELECT id, quote(a), typeof(a) FROM t ORDER BY id;")
+        #expect(source == "1|42|integer\n2|1|integer\n3|'text'|text\n4|X'01'|blob\n", "\(source)")
+        #expect(replica == source)
     }
 
     /// `restore` puts back what the store held, values of another class than their attribute's
