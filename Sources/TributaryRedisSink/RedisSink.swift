@@ -290,12 +290,7 @@ public final class RedisSink: Sink {
             json.object { o in
                 for property in properties where !property.isMembershipChange && !property.isValueExcluded {
                     guard let value = property.after else { continue }
-                    if case .data(let bytes) = value, blobsMarked.contains(property.name) {
-                        o.key(property.name)
-                        PersistentHistoryChange.writeMarkedBlob(bytes, to: &o)
-                    } else {
-                        o.field(property.name, value)
-                    }
+                    PersistentHistoryChange.writeField(property.name, value, markingBlob: blobsMarked.contains(property.name), to: &o)
                 }
             }
             json.bytes.withUnsafeBufferPointer { values.add($0) }

@@ -211,6 +211,13 @@ import TributaryTestSupport
         let history = try CLI.run(["history", source, "--json"])
         #expect(history.stdout.contains(#""v":{"base64":"yv4="}"#) && history.stdout.contains(#""b":"AP8=""#) && history.stdout.contains(#""v":"yv4=""#), "\(history.stdout)")
         #expect(try CLI.run(["tail", source, "--json"]).stdout.contains(#""v":{"base64":"yv4="}"#), "tail --json as history --json")
+        // query and show --json as history --json (before, a plain base64 string, like text).
+        let queried = try CLI.run(["query", source, "--entity", "kv", "--json"]).stdout
+        #expect(queried.contains(#""v":{"base64":"vu8="}"#) && queried.contains(#""n":"now text""#) && queried.contains(#""b":"AP8=""#), "\(queried)")
+        let first = try #require(CLI.json(String(history.stdout.split(separator: "\n")[0]))["token"] as? String)
+        #expect(try CLI.run(["query", source, "--entity", "kv", "--json", "--as-of", first]).stdout.contains(#""v":{"base64":"yv4="}"#))
+        let shown = try CLI.run(["show", source, "--json", try #require(CLI.json(String(queried.split(separator: "\n")[0]))["objectID"] as? String)]).stdout
+        #expect(shown.contains(#""v":{"base64":"vu8="}"#), "\(shown)")
         let printed = try CLI.run(["export", source, "--to", "-", "--format", format])
         #expect(printed.stdout.contains(#""n":{"base64":"AQI="}"#) && printed.stdout.contains(#""after":{"base64":"vu8="}"#), "\(printed.stdout)")
         #expect(printed.stdout.components(separatedBy: #""key":{"k":{"base64":"yv4="}}"#).count == 3, "the declared key too, at the insert and the update: \(printed.stdout)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Tributary
+import TributaryStreams
 
 /// `tributary query STORE --entity E …`: rows as a table, or NDJSON with `--json`.
 struct QueryCommand: AsyncParsableCommand {
@@ -61,7 +62,8 @@ struct QueryCommand: AsyncParsableCommand {
     private func printPast(_ coordinator: PersistentStoreCoordinator, request: FetchRequest, entity: EntityDescription, at token: PersistentHistoryToken) throws {
         let rows = try coordinator.fetch(request, asOf: token)
         if json {
-            Console.print(rows.map { RowFormatter.ndjson($0, toMany: []) + "\n" }.joined(), terminator: "")
+            let marking = BlobMarking(try coordinator.requireModel())
+            Console.print(rows.map { RowFormatter.ndjson($0, toMany: [], marking: marking) + "\n" }.joined(), terminator: "")
         } else {
             try printTable(rows, entity: entity)
         }
@@ -79,6 +81,7 @@ struct QueryCommand: AsyncParsableCommand {
     private func printJSON(_ coordinator: PersistentStoreCoordinator, request: FetchRequest, entity: EntityDescription) throws {
         let toMany = entity.relationships.filter(\.isToMany).map(\.name)
         let context = toMany.isEmpty ? nil : ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let marking = BlobMarking(try coordinator.requireModel())
         try coordinator.enumerate(request) { batch in
             var out = ""
             for row in batch {
@@ -87,7 +90,7 @@ struct QueryCommand: AsyncParsableCommand {
                     let object = try context.object(with: row.objectID)
                     for name in toMany { members.append((name, try object.objectIDs(forRelationshipNamed: name))) }
                 }
-                out += RowFormatter.ndjson(row, toMany: members)
+                out += RowFormatter.ndjson(row, toMany: members, marking: marking)
                 out += "\n"
             }
             context?.reset()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Tributary
+import TributaryStreams
 
 /// `tributary show STORE URI [--as-of TOKEN|DATE] [--json]`: one object.
 struct ShowCommand: AsyncParsableCommand {
@@ -46,7 +47,7 @@ struct ShowCommand: AsyncParsableCommand {
             }
         }
         if json {
-            Console.print(RowFormatter.ndjson(row, toMany: members))
+            Console.print(RowFormatter.ndjson(row, toMany: members, marking: BlobMarking(try coordinator.requireModel())))
         } else {
             let lines = RowFormatter.vertical([row], keys: row.keys, width: TerminalSize.current?.columns)
             Console.print((lines + members.map { "\($0.0): \($0.1.map(\.description).joined(separator: " "))" }).joined(separator: "\n"))

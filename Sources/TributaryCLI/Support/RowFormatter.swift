@@ -1,14 +1,18 @@
 import Tributary
+import TributaryStreams
 
 /// Prints fetched rows as NDJSON or as a readable table.
 enum RowFormatter {
     /// One JSON object per row: `objectID` (as history's changes name it), then keys named
-    /// after the model's properties, to-many relationships as lists of object ID URIs.
-    static func ndjson(_ row: FetchedRow, toMany: [(String, [ObjectID])] = []) -> String {
+    /// after the model's properties, to-many relationships as lists of object ID URIs; a blob
+    /// in an attribute `marking` marks (one that is not binary) as `{"base64":"…"}`, as
+    /// `history --json` writes it.
+    static func ndjson(_ row: FetchedRow, toMany: [(String, [ObjectID])] = [], marking: BlobMarking = BlobMarking()) -> String {
         var json = JSONWriter()
+        let marked = marking.names(of: row.objectID.entityName)
         json.object { object in
             object.field("objectID", .objectID(row.objectID))
-            for (key, value) in zip(row.keys, row.values) { object.field(key, value) }
+            for (key, value) in zip(row.keys, row.values) { PersistentHistoryChange.writeField(key, value, markingBlob: marked.contains(key), to: &object) }
             for (key, members) in toMany { object.field(key, .array(members.map { .objectID($0) })) }
         }
         return json.text
