@@ -7,7 +7,7 @@ enum RowFormatter {
     /// after the model's properties, to-many relationships as lists of object ID URIs; a blob
     /// in an attribute `marking` marks (one that is not binary) as `{"base64":"…"}`, as
     /// `history --json` writes it.
-    static func ndjson(_ row: FetchedRow, toMany: [(String, [ObjectID])] = [], marking: BlobMarking = BlobMarking()) -> String {
+    static func ndjson(_ row: FetchedRow, toMany: [(String, [ObjectID])] = [], marking: BlobMarking) -> String {
         var json = JSONWriter()
         let marked = marking.names(of: row.objectID.entityName)
         json.object { object in

@@ -21,9 +21,9 @@ struct SchemaInference {
     func read(on db: Connection, place: String) throws -> Result {
         var result = Result(entities: [], tables: [], skipped: [:])
         var refused: [(table: String, why: String)] = []
-        let list = try db.makeStatement("SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
-        var candidates: [(name: String, type: String, withoutRowid: Bool)] = []
-        while try list.step() { candidates.append((list.string(at: 0), list.string(at: 1), list.int64(at: 2) != 0)) }
+        let list = try db.makeStatement("SELECT name, type, wr, strict FROM pragma_table_list WHERE schema = 'main' ORDER BY name")
+        var candidates: [Candidate] = []
+        while try list.step() { candidates.append(Candidate(name: list.string(at: 0), type: list.string(at: 1), withoutRowid: list.int64(at: 2) != 0, strict: list.int64(at: 3) != 0)) }
         var names: [String: String] = [:]
         for table in candidates {
             if let why = try take(table, into: &result, on: db) { refused.append((table.name, why)); continue }
@@ -51,7 +51,15 @@ struct SchemaInference {
     }
 
     /// Adds the table to `result` as an entity, or to its skipped tables; or says why it is refused.
-    private func take(_ table: (name: String, type: String, withoutRowid: Bool), into result: inout Result, on db: Connection) throws -> String? {
+    /// A table as `pragma_table_list` lists it.
+    private struct Candidate {
+        let name: String
+        let type: String
+        let withoutRowid: Bool
+        let strict: Bool
+    }
+
+    private func take(_ table: Candidate, into result: inout Result, on db: Connection) throws -> String? {
         let lower = table.name.lowercased()
         if lower.hasPrefix("sqlite_") || lower.hasPrefix("_tributary_") { return nil }
         switch table.type {
@@ -63,7 +71,7 @@ struct SchemaInference {
         guard options.adopts(table.name) else { result.skipped[table.name] = "excluded"; return nil }
         if let problem = ManagedObjectModel.adoptionProblem(ofName: table.name) { return "'\(table.name)' \(problem)" }
         do {
-            let (entity, report) = try self.entity(table.name, withoutRowid: table.withoutRowid, on: db)
+            let (entity, report) = try self.entity(table, on: db)
             result.entities.append(entity)
             result.tables.append(report)
             return nil
@@ -91,8 +99,9 @@ struct SchemaInference {
         let hidden: Int
     }
 
-    private func entity(_ name: String, withoutRowid: Bool, on db: Connection) throws -> (EntityDescription, AdoptionReport.Table) {
-        let columns = try self.columns(of: name, on: db)
+    private func entity(_ table: Candidate, on db: Connection) throws -> (EntityDescription, AdoptionReport.Table) {
+        let (name, withoutRowid) = (table.name, table.withoutRowid)
+        let columns = try self.columns(of: name, strict: table.strict, on: db)
         var notes: [String] = []
         let key = try self.key(of: name, columns: columns, withoutRowid: withoutRowid, notes: &notes, on: db)
         var entity = EntityDescription(name: name)
@@ -119,8 +128,7 @@ struct SchemaInference {
 
     /// The table's columns. A `STRICT` table's `ANY` column keeps every value as given, as an
     /// untyped column does (elsewhere `ANY` is of NUMERIC affinity): it is adopted as one.
-    private func columns(of table: String, on db: Connection) throws -> [Column] {
-        let strict = try db.scalar("SELECT strict FROM pragma_table_list WHERE schema = 'main' AND name = ?", [.string(table)])?.integerValue == 1
+    private func columns(of table: String, strict: Bool, on db: Connection) throws -> [Column] {
         let statement = try db.makeStatement("SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?, 'main') ORDER BY cid")
         try statement.bind([.string(table)])
         var columns: [Column] = []
