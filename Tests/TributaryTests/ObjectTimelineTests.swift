@@ -166,6 +166,22 @@ import TributaryTestSupport
         #expect(try timeline(coordinator, posts[0]) == scanned(coordinator, posts[0]), "every transaction was flushed: the rows alone answer")
     }
 
+    /// A large transaction writes its rows at once, a row for every block it touched: 3,000
+    /// posts in 47 blocks, each found through the index alone.
+    @Test func aLargeTransactionWritesARowForEveryBlock() throws {
+        let coordinator = try open()
+        let (_, posts) = try Fixtures.seedBlog(coordinator, posts: 3_000)
+        let token = try coordinator.currentPersistentHistoryToken().value
+        let blocks = Set(posts.map { ObjectTimelineIndex.place(of: $0.primaryKey).block })
+        #expect(blocks.count == 47)
+        let stored = try shell("SELECT block FROM _tributary_history_object WHERE entity = 'Post' AND token = \(token) ORDER BY block;")
+        #expect(stored.split(separator: "\n").compactMap { Int64($0) } == blocks.sorted())
+        try shell("DELETE FROM _tributary_metadata WHERE key = 'historyObjectIndexThrough';")
+        for index in stride(from: 0, to: posts.count, by: 64) {
+            #expect(try timeline(coordinator, posts[index]) == [token], "the index alone answers for block \(index / 64)")
+        }
+    }
+
     @Test func aFlushedPointAnotherProgramWroteBreaksNoWrite() throws {
         let coordinator = try open()
         let posts = try writeHistory(coordinator)

@@ -1,0 +1,1 @@
+CREATE TRIGGER tr BEFORE INSERT ON Post BEGIN INSERT INTO log (t, k0, k1) VALUES (1, NEW._pk, (SELECT max(_pk) FROM Post)); END;
