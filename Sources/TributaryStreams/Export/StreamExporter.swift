@@ -26,18 +26,20 @@ public final class StreamExporter {
     let storeID: UUID
     /// Reads the history after the stream's position and commits the consumer.
     private let follower: HistoryFollower
-    private var recordEncoder: any RecordEncoder
+    // Unchecked exclusivity on the properties each record touches: the exporter is used by one
+    // thread at a time, and the runtime's checks on them were a few percent of an export.
+    @exclusivity(unchecked) private var recordEncoder: any RecordEncoder
     /// The native encoder when the format is native: history inserts go through it in place.
-    private var native: NativeEncoder?
+    @exclusivity(unchecked) private var native: NativeEncoder?
     /// The model in force over the tokens exported (``useModel(at:)``).
-    private var modelSpans: ModelSpans
+    @exclusivity(unchecked) private var modelSpans: ModelSpans
     private var frameEncoder: ZstdFrameEncoder
-    private var writer: SegmentWriter?
+    @exclusivity(unchecked) private var writer: SegmentWriter?
     private var committed: Int64 = 0
-    private var line: [UInt8] = []
+    @exclusivity(unchecked) private var line: [UInt8] = []
     private var samples: [(line: [UInt8], position: StreamPosition, timestamp: Date)] = []
     private var sampleBytes = 0
-    private var training: Bool
+    @exclusivity(unchecked) private var training: Bool
     /// Model versions of schema records written to the open segment, listed in the manifest with it.
     var pendingModels: [StreamManifest.ModelVersion] = []
 

@@ -23,9 +23,11 @@ public final class SegmentWriter {
     private let encoder: ZstdFrameEncoder
     private let recordsPerFrame: Int
     private let fd: Int32
-    private var frameBuffer: [UInt8] = []
-    private var frameRecords = 0
-    private var frameFirst: StreamPosition?
+    // Unchecked exclusivity on what each append touches: a writer is used by one thread at a
+    // time, and the runtime's checks on these were a measurable part of an export.
+    @exclusivity(unchecked) private var frameBuffer: [UInt8] = []
+    @exclusivity(unchecked) private var frameRecords = 0
+    @exclusivity(unchecked) private var frameFirst: StreamPosition?
     private var compressed: [UInt8] = []
     /// Compressed bytes not yet written to the file.
     private var output: [UInt8] = []
@@ -35,16 +37,16 @@ public final class SegmentWriter {
     private var finished = false
 
     /// Records appended so far.
-    public private(set) var records = 0
+    @exclusivity(unchecked) public private(set) var records = 0
     /// Bytes written to the file so far (compressed), plus the open frame's uncompressed size.
     public var approximateBytes: Int { written + frameBuffer.count / 4 }
     /// When the first record was appended.
     public private(set) var openedAt: Date?
     private var written = 0
-    private var first: StreamPosition?
-    private var last: StreamPosition?
+    @exclusivity(unchecked) private var first: StreamPosition?
+    @exclusivity(unchecked) private var last: StreamPosition?
     private var firstTimestamp = Date(timeIntervalSince1970: 0)
-    private var lastTimestamp = Date(timeIntervalSince1970: 0)
+    @exclusivity(unchecked) private var lastTimestamp = Date(timeIntervalSince1970: 0)
 
     /// A writer of a new segment in `directory` (replacing a leftover temporary segment).
     public init(directory: URL, encoder: ZstdFrameEncoder, recordsPerFrame: Int = 64) throws {
