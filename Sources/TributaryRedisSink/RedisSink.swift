@@ -5,8 +5,9 @@ import TributaryStreams
 
 /// Keeps a Redis cache of the store's objects: each object under a key made from a template
 /// (`{entity}:{id}` by default), as a hash of its attribute values (as text) or as a JSON
-/// object (a blob in an attribute that is not binary written `{"base64":"…"}`, apart from
-/// text, by the model at open and then each schema record's); inserts replace the object, updates merge the changed values, deletes remove it.
+/// object; inserts replace the object, updates merge the changed values, deletes remove it.
+/// A JSON object writes a blob in an attribute that is not binary as `{"base64":"…"}`, apart
+/// from text, by the model the sink opened with and then by each schema record's.
 /// Records go to the server through ``RedisSinkScript`` (one `EVALSHA` per group of records,
 /// many per round trip), which writes an object only when the record's position is newer than
 /// the one stored with it, so an older redelivery never overwrites a newer value, and which
